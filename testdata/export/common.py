@@ -85,7 +85,8 @@ class AttnRecorder:
 
     # module stack -------------------------------------------------------
     def _pre(self, mod, args):
-        self._stack.append(self.names.get(id(mod)))
+        # an nn.Softmax module is not the attention module: name its parent
+        self._stack.append(None if isinstance(mod, torch.nn.Softmax) else self.names.get(id(mod)))
 
     def _post(self, mod, args, out):
         if self._stack:
