@@ -1,0 +1,120 @@
+/*
+ * attnopt kernels: C ABI for the fused attention ops written by the attnopt
+ * rewriter (domain "attnopt": FlashAttention, WindowAttention).
+ *
+ * Every tensor is addressed through a base pointer and four strides counted in
+ * elements, in the logical order (batch, head, token, feature). A rank-3 tensor
+ * (B, N, D) is passed with a head stride of 0 and one head. The mask is read
+ * through its own strides over (batch, query head, query, key); a broadcast
+ * axis has stride 0, so a (1,1,N,N) mask is never expanded.
+ *
+ * CPU entry points are always built (libattnopt_cpu). CUDA entry points exist
+ * in every build: without CUDA they return ATTNOPT_ERR_NO_CUDA.
+ */
+#ifndef ATTNOPT_ATTNOPT_H_
+#define ATTNOPT_ATTNOPT_H_
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define ATTNOPT_API __declspec(dllexport)
+#else
+#define ATTNOPT_API __attribute__((visibility("default")))
+#endif
+
+/* Element type of Q, K, V and O (all four share it). */
+typedef enum attnopt_dtype {
+  ATTNOPT_F32 = 0,
+  ATTNOPT_F16 = 1,
+  ATTNOPT_BF16 = 2
+} attnopt_dtype;
+
+/* Element type of the optional mask. BOOL is one byte, nonzero = attend;
+ * the float kinds are added to the scaled scores (-inf excludes a key). */
+typedef enum attnopt_mask_type {
+  ATTNOPT_MASK_NONE = 0,
+  ATTNOPT_MASK_BOOL = 1,
+  ATTNOPT_MASK_F32 = 2,
+  ATTNOPT_MASK_F16 = 3,
+  ATTNOPT_MASK_BF16 = 4
+} attnopt_mask_type;
+
+typedef enum attnopt_status {
+  ATTNOPT_OK = 0,
+  ATTNOPT_ERR_INVALID_ARGUMENT = 1,
+  ATTNOPT_ERR_NO_CUDA = 2,   /* library built without CUDA */
+  ATTNOPT_ERR_CUDA = 3,      /* a CUDA runtime call or launch failed */
+  ATTNOPT_ERR_UNSUPPORTED = 4
+} attnopt_status;
+
+/* One strided 4-D operand: element offset of (b, h, n, d) is
+ * b*stride[0] + h*stride[1] + n*stride[2] + d*stride[3]. */
+typedef struct attnopt_tensor {
+  const void* data;
+  int64_t stride[4];
+} attnopt_tensor;
+
+typedef struct attnopt_flash_params {
+  attnopt_dtype dtype;
+  int64_t batch;      /* B */
+  int64_t heads_q;    /* Hq, a multiple of heads_kv */
+  int64_t heads_kv;   /* Hkv; query head h reads kv head h / (Hq / Hkv) */
+  int64_t len_q;      /* Nq */
+  int64_t len_k;      /* Nk */
+  int64_t dim_qk;     /* Dqk, 1..256 */
+  int64_t dim_v;      /* Dv, 1..256 */
+  attnopt_tensor q, k, v;
+  void* o;            /* written, (B, Hq, Nq, Dv) through o_stride */
+  int64_t o_stride[4];
+  attnopt_mask_type mask_type;
+  const void* mask;   /* NULL when mask_type == ATTNOPT_MASK_NONE */
+  int64_t mask_stride[4]; /* over (B, Hq, Nq, Nk); 0 on broadcast axes */
+  float scale;        /* multiplies Q.K before the mask is added */
+  int causal;         /* query i sees keys j <= i + Nk - Nq */
+} attnopt_flash_params;
+
+typedef struct attnopt_window_params {
+  attnopt_dtype dtype;
+  int64_t batch, heads_q, heads_kv;
+  int64_t len;        /* N = product of grid */
+  int64_t dim_qk, dim_v;
+  attnopt_tensor q, k, v;
+  void* o;
+  int64_t o_stride[4];
+  int ndim;           /* 1, 2 or 3 spatial axes */
+  int64_t grid[3];    /* spatial_shape, tokens row-major over it */
+  int64_t window[3];  /* window extent per axis, >= 1 */
+  int64_t shift[3];   /* cyclic shift per axis (Swin's torch.roll by -shift) */
+  float scale;
+} attnopt_window_params;
+
+/* Human-readable text for a status code (static storage). */
+ATTNOPT_API const char* attnopt_status_string(int status);
+
+/* Checks the parameters without running anything (same rules as the calls). */
+ATTNOPT_API int attnopt_flash_params_check(const attnopt_flash_params* p);
+ATTNOPT_API int attnopt_window_params_check(const attnopt_window_params* p);
+
+/* CPU: multithreaded, float32 accumulation, O(threads * tile) scratch. */
+ATTNOPT_API int attnopt_cpu_flash_attention_fwd(const attnopt_flash_params* p);
+ATTNOPT_API int attnopt_cpu_window_attention_fwd(const attnopt_window_params* p);
+/* Worker threads for the CPU calls; 0 (default) = hardware concurrency,
+ * overridden at first use by the ATTNOPT_NUM_THREADS environment variable. */
+ATTNOPT_API void attnopt_cpu_set_num_threads(int n);
+
+/* CUDA: pointers are device pointers; stream is a cudaStream_t (NULL = the
+ * legacy default stream). Asynchronous: returns after the launch. */
+ATTNOPT_API int attnopt_cuda_flash_attention_fwd(const attnopt_flash_params* p, void* stream);
+ATTNOPT_API int attnopt_cuda_window_attention_fwd(const attnopt_window_params* p, void* stream);
+/* 1 when the library was built with CUDA kernels. */
+ATTNOPT_API int attnopt_has_cuda(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTNOPT_ATTNOPT_H_ */

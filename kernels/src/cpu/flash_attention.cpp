@@ -1,0 +1,55 @@
+// CPU FlashAttention: work items are (batch, query head, block of queries).
+#include <algorithm>
+#include <vector>
+
+#include "attnopt/attnopt.h"
+#include "cpu/attention_core.h"
+#include "cpu/thread_pool.h"
+
+namespace attnopt {
+
+static CoreProblem make_core(const attnopt_flash_params& p) {
+  CoreProblem c{};
+  c.dtype = p.dtype;
+  c.q = {p.q.data, {p.q.stride[0], p.q.stride[1], p.q.stride[2], p.q.stride[3]}};
+  c.k = {p.k.data, {p.k.stride[0], p.k.stride[1], p.k.stride[2], p.k.stride[3]}};
+  c.v = {p.v.data, {p.v.stride[0], p.v.stride[1], p.v.stride[2], p.v.stride[3]}};
+  c.o = p.o;
+  for (int i = 0; i < 4; ++i) {
+    c.os[i] = p.o_stride[i];
+    c.ms[i] = p.mask_stride[i];
+  }
+  c.dqk = p.dim_qk;
+  c.dv = p.dim_v;
+  c.scale = p.scale;
+  c.mask_type = p.mask_type;
+  c.mask = p.mask;
+  c.causal = p.causal != 0;
+  c.causal_offset = p.len_k - p.len_q;
+  return c;
+}
+
+}  // namespace attnopt
+
+extern "C" int attnopt_cpu_flash_attention_fwd(const attnopt_flash_params* p) {
+  using namespace attnopt;
+  const int status = attnopt_flash_params_check(p);
+  if (status != ATTNOPT_OK) return status;
+  const CoreProblem core = make_core(*p);
+  const int64_t qblocks = (p->len_q + kCpuBlockQ - 1) / kCpuBlockQ;
+  const int64_t group = p->heads_q / p->heads_kv;
+  std::vector<CoreScratch> scratch;
+  parallel_for(
+      p->batch * p->heads_q * qblocks,
+      [&](int64_t item, int worker) {
+        const int64_t qb = item % qblocks;
+        const int64_t h = (item / qblocks) % p->heads_q;
+        const int64_t b = item / (qblocks * p->heads_q);
+        const int64_t q0 = qb * kCpuBlockQ;
+        const TokenSpan queries{nullptr, q0, std::min(kCpuBlockQ, p->len_q - q0)};
+        const TokenSpan keys{nullptr, 0, p->len_k};
+        attend_block(core, b, h, h / group, queries, keys, scratch[worker]);
+      },
+      [&](int workers) { scratch.resize(workers); });
+  return ATTNOPT_OK;
+}

@@ -1,0 +1,384 @@
+// CPU kernels against the float64 reference: every mask kind, head dims 4..256,
+// Dqk != Dv, GQA, rank 3, strided layouts, f32/f16/bf16, and WindowAttention in
+// 1D/2D/3D with and without shift. Usage: test_cpu [flash|window|args|all]
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "reference.h"
+#include "test_util.h"
+
+namespace attnopt_test {
+int g_failures = 0;
+}
+
+using namespace attnopt_test;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+enum class MaskKind { None, Bool, Additive };
+
+struct FlashCase {
+  std::string name;
+  attnopt_dtype dtype = ATTNOPT_F32;
+  int64_t B = 1, Hq = 2, Hkv = 2, Nq = 37, Nk = 37, Dqk = 16, Dv = 16;
+  bool rank3 = false;        // (B, N, D) tensors, one head, head stride 0
+  bool heads_inner = false;  // stored (B, N, H, D): non-contiguous heads
+  MaskKind mask = MaskKind::None;
+  attnopt_mask_type mask_float = ATTNOPT_MASK_F32;  // storage of an additive mask
+  std::vector<int64_t> mask_shape;                  // rank 2..4, right-aligned
+  bool causal = false;
+  bool dead_rows = false;  // bool mask: every 5th query row sees no key
+  double scale = 0;        // 0: 1/sqrt(Dqk)
+};
+
+void strides_for(const FlashCase& c, int64_t h, int64_t n, int64_t d, int64_t s[4]) {
+  if (c.rank3) {
+    s[3] = 1; s[2] = d; s[1] = 0; s[0] = n * d;
+  } else if (c.heads_inner) {
+    s[3] = 1; s[1] = d; s[2] = h * d; s[0] = n * h * d;
+  } else {
+    contiguous_strides(h, n, d, s);
+  }
+}
+
+Get4 accessor(const Tensor& t, const int64_t s[4]) {
+  const int64_t s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3];
+  const double* v = t.value.data();
+  return [=](int64_t b, int64_t h, int64_t n, int64_t d) { return v[b * s0 + h * s1 + n * s2 + d * s3]; };
+}
+
+// Fills a broadcastable mask and returns its strides over (B, Hq, Nq, Nk).
+struct MaskData {
+  std::vector<uint8_t> bools;
+  Tensor floats;
+  std::vector<double> additive;  // the additive value of every stored element
+  int64_t stride[4] = {0, 0, 0, 0};
+  const void* ptr = nullptr;
+  attnopt_mask_type type = ATTNOPT_MASK_NONE;
+};
+
+MaskData make_mask(const FlashCase& c, std::mt19937& rng) {
+  MaskData m;
+  if (c.mask == MaskKind::None) return m;
+  int64_t shape[4] = {1, 1, 1, 1};
+  const size_t r = c.mask_shape.size();
+  for (size_t i = 0; i < r; ++i) shape[4 - r + i] = c.mask_shape[i];
+  int64_t n = 1;
+  for (int a = 3; a >= 0; --a) {
+    m.stride[a] = shape[a] == 1 ? 0 : n;  // broadcast axes read with stride 0
+    n *= shape[a];
+  }
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  m.additive.resize(n);
+  if (c.mask == MaskKind::Bool) {
+    m.type = ATTNOPT_MASK_BOOL;
+    m.bools.resize(n);
+    for (int64_t i = 0; i < n; ++i) m.bools[i] = u(rng) < 0.7f;
+    if (c.dead_rows) {  // whole query rows false (needs a per-query axis)
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t q = (i / std::max<int64_t>(1, shape[3])) % shape[2];
+        if (q % 5 == 0) m.bools[i] = 0;
+      }
+    }
+    for (int64_t i = 0; i < n; ++i) m.additive[i] = m.bools[i] ? 0.0 : -kInf;
+    m.ptr = m.bools.data();
+  } else {
+    m.type = c.mask_float;
+    const attnopt_dtype st = c.mask_float == ATTNOPT_MASK_F32 ? ATTNOPT_F32
+                             : c.mask_float == ATTNOPT_MASK_F16 ? ATTNOPT_F16 : ATTNOPT_BF16;
+    m.floats = make_tensor(st, n, rng, -3.f, 1.f);
+    for (int64_t i = 0; i < n; ++i) {
+      if (u(rng) < 0.15f) {  // some keys excluded outright
+        if (st == ATTNOPT_F32) m.floats.f32[i] = -INFINITY; else m.floats.h16[i] = st == ATTNOPT_F16 ? 0xfc00 : 0xff80;
+        m.floats.value[i] = -kInf;
+      }
+      m.additive[i] = m.floats.value[i];
+    }
+    m.ptr = m.floats.data();
+  }
+  return m;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void run_flash(const FlashCase& c) {
+  std::mt19937 rng(1234 + static_cast<unsigned>(c.name.size()) * 7 + static_cast<unsigned>(c.Dqk));
+  const int64_t Hq = c.rank3 ? 1 : c.Hq, Hkv = c.rank3 ? 1 : c.Hkv;
+  Tensor q = make_tensor(c.dtype, c.B * Hq * c.Nq * c.Dqk, rng, -2.f, 2.f);
+  Tensor k = make_tensor(c.dtype, c.B * Hkv * c.Nk * c.Dqk, rng, -2.f, 2.f);
+  Tensor v = make_tensor(c.dtype, c.B * Hkv * c.Nk * c.Dv, rng);
+  Tensor o = make_poisoned(c.dtype, c.B * Hq * c.Nq * c.Dv);
+  MaskData mask = make_mask(c, rng);
+
+  attnopt_flash_params p{};
+  p.dtype = c.dtype;
+  p.batch = c.B; p.heads_q = Hq; p.heads_kv = Hkv;
+  p.len_q = c.Nq; p.len_k = c.Nk; p.dim_qk = c.Dqk; p.dim_v = c.Dv;
+  p.q.data = q.data(); strides_for(c, Hq, c.Nq, c.Dqk, p.q.stride);
+  p.k.data = k.data(); strides_for(c, Hkv, c.Nk, c.Dqk, p.k.stride);
+  p.v.data = v.data(); strides_for(c, Hkv, c.Nk, c.Dv, p.v.stride);
+  p.o = o.data(); strides_for(c, Hq, c.Nq, c.Dv, p.o_stride);
+  p.mask_type = mask.type; p.mask = mask.ptr;
+  std::memcpy(p.mask_stride, mask.stride, sizeof(p.mask_stride));
+  p.scale = static_cast<float>(c.scale != 0 ? c.scale : 1.0 / std::sqrt(static_cast<double>(c.Dqk)));
+  p.causal = c.causal;
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const int st = attnopt_cpu_flash_attention_fwd(&p);
+  const double dt = seconds_since(t0);
+  EXPECT_TRUE(st == ATTNOPT_OK, "%s: status %d", c.name.c_str(), st);
+
+  Mask4 maskfn;
+  if (mask.type != ATTNOPT_MASK_NONE) {
+    const MaskData* m = &mask;
+    maskfn = [m](int64_t b, int64_t h, int64_t i, int64_t j) {
+      return m->additive[b * m->stride[0] + h * m->stride[1] + i * m->stride[2] + j * m->stride[3]];
+    };
+  }
+  Admit admit;
+  if (c.causal) {
+    const int64_t off = c.Nk - c.Nq;
+    admit = [off](int64_t i, int64_t j) { return j <= i + off; };
+  }
+  const RefDims d{c.B, Hq, Hkv, c.Nq, c.Nk, c.Dqk, c.Dv};
+  const std::vector<double> ref = reference_attention(d, accessor(q, p.q.stride), accessor(k, p.k.stride),
+                                                      accessor(v, p.v.stride), p.scale, maskfn, admit);
+  // Read the output back in the reference's contiguous order.
+  Tensor out = make_poisoned(c.dtype, ref.size());
+  size_t zero_rows = 0, bad_zero_rows = 0;
+  for (int64_t b = 0; b < c.B; ++b)
+    for (int64_t h = 0; h < Hq; ++h)
+      for (int64_t i = 0; i < c.Nq; ++i) {
+        bool ref_zero = true, out_zero = true;
+        for (int64_t e = 0; e < c.Dv; ++e) {
+          const size_t dst = ((b * Hq + h) * c.Nq + i) * c.Dv + e;
+          const size_t src = b * p.o_stride[0] + h * p.o_stride[1] + i * p.o_stride[2] + e * p.o_stride[3];
+          if (c.dtype == ATTNOPT_F32) out.f32[dst] = o.f32[src]; else out.h16[dst] = o.h16[src];
+          ref_zero &= ref[dst] == 0.0;
+          out_zero &= out.get(dst) == 0.0;
+        }
+        if (ref_zero) {
+          ++zero_rows;
+          bad_zero_rows += !out_zero;
+        }
+      }
+  const double err = rel_l2(out, ref);
+  std::printf("%-44s %-4s err %.2e  zero rows %zu  %.3fs\n", c.name.c_str(), dtype_name(c.dtype), err,
+              zero_rows, dt);
+  EXPECT_TRUE(err <= tolerance(c.dtype), "%s %s: rel L2 error %.3e > %.1e", c.name.c_str(),
+              dtype_name(c.dtype), err, tolerance(c.dtype));
+  EXPECT_TRUE(bad_zero_rows == 0, "%s: %zu rows without keys are not exactly zero", c.name.c_str(),
+              bad_zero_rows);
+  if (c.dead_rows || (c.causal && c.Nq > c.Nk))
+    EXPECT_TRUE(zero_rows > 0, "%s: case meant to have key-less rows has none", c.name.c_str());
+}
+
+void test_flash() {
+  const attnopt_dtype dtypes[] = {ATTNOPT_F32, ATTNOPT_F16, ATTNOPT_BF16};
+  for (attnopt_dtype t : dtypes) {
+    for (int64_t d : {4, 8, 16, 32, 64, 128, 256}) {
+      FlashCase c;
+      c.name = "head dim " + std::to_string(d);
+      c.dtype = t; c.Dqk = c.Dv = d; c.Nq = c.Nk = d >= 128 ? 45 : 77;
+      run_flash(c);
+    }
+    FlashCase c;
+    c.dtype = t;
+    c.name = "bool mask (1,1,N,N) with dead rows";
+    c.mask = MaskKind::Bool; c.mask_shape = {1, 1, 70, 70}; c.Nq = c.Nk = 70; c.dead_rows = true;
+    run_flash(c);
+    c = FlashCase{};
+    c.dtype = t;
+    c.name = "additive mask (B,1,1,N)";
+    c.B = 2; c.mask = MaskKind::Additive; c.mask_shape = {2, 1, 1, 90}; c.Nq = 33; c.Nk = 90;
+    run_flash(c);
+    c.name = "additive mask (B,1,1,N) f16 storage";
+    c.mask_float = ATTNOPT_MASK_F16;
+    run_flash(c);
+    c.name = "additive mask (B,1,1,N) bf16 storage";
+    c.mask_float = ATTNOPT_MASK_BF16;
+    run_flash(c);
+    c = FlashCase{};
+    c.dtype = t;
+    c.name = "causal Nq == Nk";
+    c.causal = true; c.Nq = c.Nk = 100;
+    run_flash(c);
+    c.name = "causal Nq < Nk (bottom-right)";
+    c.Nq = 40; c.Nk = 100;
+    run_flash(c);
+    c.name = "causal Nq > Nk (first rows empty)";
+    c.Nq = 100; c.Nk = 40;
+    run_flash(c);
+    c = FlashCase{};
+    c.dtype = t;
+    c.name = "SAGAN Dqk 8, Dv 64, scale 1";
+    c.Hq = c.Hkv = 1; c.Dqk = 8; c.Dv = 64; c.Nq = c.Nk = 150; c.scale = 1.0;
+    run_flash(c);
+    c = FlashCase{};
+    c.dtype = t;
+    c.name = "GQA Hq 8 / Hkv 2, Dqk 24, Dv 40";
+    c.Hq = 8; c.Hkv = 2; c.Dqk = 24; c.Dv = 40; c.Nq = 50; c.Nk = 65;
+    run_flash(c);
+    c = FlashCase{};
+    c.dtype = t;
+    c.name = "rank 3 (B,N,D), d 12";
+    c.rank3 = true; c.B = 3; c.Dqk = c.Dv = 12; c.Nq = 29; c.Nk = 130;
+    run_flash(c);
+  }
+  // Layout and mask-shape variety, f32 only (the dtype does not change indexing).
+  FlashCase c;
+  c.name = "heads stored inner (B,N,H,D) + causal";
+  c.heads_inner = true; c.Hq = 4; c.Hkv = 2; c.causal = true; c.Nq = c.Nk = 66;
+  run_flash(c);
+  c = FlashCase{};
+  c.name = "bool mask (B,H,Nq,Nk) full";
+  c.B = 2; c.Hq = c.Hkv = 3; c.mask = MaskKind::Bool; c.mask_shape = {2, 3, 20, 35}; c.Nq = 20; c.Nk = 35;
+  run_flash(c);
+  c = FlashCase{};
+  c.name = "bool mask rank 2 (Nq,Nk) + dead rows";
+  c.mask = MaskKind::Bool; c.mask_shape = {31, 47}; c.Nq = 31; c.Nk = 47; c.dead_rows = true;
+  run_flash(c);
+  c = FlashCase{};
+  c.name = "additive mask (1,H,Nq,1) + causal";
+  c.Hq = c.Hkv = 3; c.mask = MaskKind::Additive; c.mask_shape = {1, 3, 40, 1}; c.Nq = c.Nk = 40;
+  c.causal = true;
+  run_flash(c);
+  c = FlashCase{};
+  c.name = "long keys (Nk 1000, Nq 3)";
+  c.Nq = 3; c.Nk = 1000; c.Dqk = c.Dv = 32;
+  run_flash(c);
+  c = FlashCase{};
+  c.name = "single query and key";
+  c.Nq = c.Nk = 1;
+  run_flash(c);
+}
+
+struct WindowCase {
+  std::string name;
+  attnopt_dtype dtype = ATTNOPT_F32;
+  int64_t B = 1, Hq = 2, Hkv = 2, Dqk = 16, Dv = 16;
+  std::vector<int64_t> grid, window, shift;
+};
+
+// Runs WindowAttention, checks it against the reference and returns the output.
+Tensor run_window(const WindowCase& c, Tensor* q_out = nullptr, Tensor* k_out = nullptr, Tensor* v_out = nullptr) {
+  std::mt19937 rng(99 + static_cast<unsigned>(c.name.size()));
+  int64_t N = 1;
+  for (int64_t g : c.grid) N *= g;
+  Tensor q = make_tensor(c.dtype, c.B * c.Hq * N * c.Dqk, rng, -2.f, 2.f);
+  Tensor k = make_tensor(c.dtype, c.B * c.Hkv * N * c.Dqk, rng, -2.f, 2.f);
+  Tensor v = make_tensor(c.dtype, c.B * c.Hkv * N * c.Dv, rng);
+  Tensor o = make_poisoned(c.dtype, c.B * c.Hq * N * c.Dv);
+  attnopt_window_params p{};
+  p.dtype = c.dtype;
+  p.batch = c.B; p.heads_q = c.Hq; p.heads_kv = c.Hkv; p.len = N; p.dim_qk = c.Dqk; p.dim_v = c.Dv;
+  p.q.data = q.data(); contiguous_strides(c.Hq, N, c.Dqk, p.q.stride);
+  p.k.data = k.data(); contiguous_strides(c.Hkv, N, c.Dqk, p.k.stride);
+  p.v.data = v.data(); contiguous_strides(c.Hkv, N, c.Dv, p.v.stride);
+  p.o = o.data(); contiguous_strides(c.Hq, N, c.Dv, p.o_stride);
+  p.ndim = static_cast<int>(c.grid.size());
+  std::vector<int64_t> shift = c.shift.empty() ? std::vector<int64_t>(c.grid.size(), 0) : c.shift;
+  for (int a = 0; a < p.ndim; ++a) {
+    p.grid[a] = c.grid[a];
+    p.window[a] = c.window[a];
+    p.shift[a] = shift[a];
+  }
+  p.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.Dqk)));
+  const auto t0 = std::chrono::steady_clock::now();
+  const int st = attnopt_cpu_window_attention_fwd(&p);
+  const double dt = seconds_since(t0);
+  EXPECT_TRUE(st == ATTNOPT_OK, "%s: status %d", c.name.c_str(), st);
+  const RefDims d{c.B, c.Hq, c.Hkv, N, N, c.Dqk, c.Dv};
+  const std::vector<double> ref =
+      reference_attention(d, accessor(q, p.q.stride), accessor(k, p.k.stride), accessor(v, p.v.stride), p.scale,
+                          nullptr, window_admit(c.grid, c.window, shift));
+  const double err = rel_l2(o, ref);
+  std::printf("%-44s %-4s err %.2e  %.3fs\n", c.name.c_str(), dtype_name(c.dtype), err, dt);
+  EXPECT_TRUE(err <= tolerance(c.dtype), "%s %s: rel L2 error %.3e", c.name.c_str(), dtype_name(c.dtype), err);
+  if (q_out) *q_out = q;
+  if (k_out) *k_out = k;
+  if (v_out) *v_out = v;
+  return o;
+}
+
+void test_window() {
+  for (attnopt_dtype t : {ATTNOPT_F32, ATTNOPT_F16, ATTNOPT_BF16}) {
+    run_window({"1D N 20 w 6 (border window of 2)", t, 1, 2, 2, 16, 16, {20}, {6}, {}});
+    run_window({"1D N 20 w 6 shift 3", t, 1, 2, 2, 16, 16, {20}, {6}, {3}});
+    run_window({"2D 7x9 w 3x4 shift 1,2", t, 2, 2, 1, 8, 24, {7, 9}, {3, 4}, {1, 2}});
+    run_window({"3D 4x5x6 w 2x3x4 shift 1,1,2", t, 1, 4, 2, 32, 32, {4, 5, 6}, {2, 3, 4}, {1, 1, 2}});
+  }
+  run_window({"2D 8x8 w 4x4 (dividing)", ATTNOPT_F32, 1, 2, 2, 4, 4, {8, 8}, {4, 4}, {}});
+  run_window({"2D 8x8 w 4x4 shift 2,2 (Swin)", ATTNOPT_F32, 1, 2, 2, 64, 64, {8, 8}, {4, 4}, {2, 2}});
+  run_window({"2D negative shift -1,-3", ATTNOPT_F32, 1, 1, 1, 8, 8, {6, 10}, {4, 4}, {-1, -3}});
+  run_window({"3D window 1x1x1 (each token alone)", ATTNOPT_F32, 1, 1, 1, 8, 8, {3, 3, 3}, {1, 1, 1}, {}});
+  run_window({"3D 8x8x8 w 4x4x4 shift 2,2,2", ATTNOPT_F32, 1, 2, 2, 32, 32, {8, 8, 8}, {4, 4, 4}, {2, 2, 2}});
+
+  // window == grid is exact attention: compare with FlashAttention directly.
+  for (const WindowCase& c : {WindowCase{"window == grid 2D 6x7 shift 2,3", ATTNOPT_F32, 2, 4, 2, 16, 20, {6, 7}, {6, 7}, {2, 3}},
+                              WindowCase{"window == grid 3D 3x4x5", ATTNOPT_F32, 1, 2, 2, 8, 8, {3, 4, 5}, {3, 4, 5}, {}}}) {
+    Tensor q, k, v;
+    Tensor wo = run_window(c, &q, &k, &v);
+    int64_t N = 1;
+    for (int64_t g : c.grid) N *= g;
+    Tensor fo = make_poisoned(ATTNOPT_F32, wo.size());
+    attnopt_flash_params p{};
+    p.dtype = ATTNOPT_F32;
+    p.batch = c.B; p.heads_q = c.Hq; p.heads_kv = c.Hkv; p.len_q = p.len_k = N; p.dim_qk = c.Dqk; p.dim_v = c.Dv;
+    p.q.data = q.data(); contiguous_strides(c.Hq, N, c.Dqk, p.q.stride);
+    p.k.data = k.data(); contiguous_strides(c.Hkv, N, c.Dqk, p.k.stride);
+    p.v.data = v.data(); contiguous_strides(c.Hkv, N, c.Dv, p.v.stride);
+    p.o = fo.data(); contiguous_strides(c.Hq, N, c.Dv, p.o_stride);
+    p.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.Dqk)));
+    EXPECT_TRUE(attnopt_cpu_flash_attention_fwd(&p) == ATTNOPT_OK, "flash status");
+    double max_diff = 0;
+    for (size_t i = 0; i < wo.size(); ++i) max_diff = std::max(max_diff, std::fabs(wo.get(i) - fo.get(i)));
+    std::printf("%-44s max |window - flash| %.2e\n", c.name.c_str(), max_diff);
+    EXPECT_TRUE(max_diff <= 1e-5, "%s: window == grid differs from exact attention by %.3e", c.name.c_str(), max_diff);
+  }
+}
+
+void test_args() {
+  float buf[64] = {};
+  attnopt_flash_params p{};
+  p.dtype = ATTNOPT_F32;
+  p.batch = 1; p.heads_q = 3; p.heads_kv = 2; p.len_q = p.len_k = 2; p.dim_qk = p.dim_v = 4;
+  p.q.data = p.k.data = p.v.data = buf; p.o = buf;
+  EXPECT_TRUE(attnopt_cpu_flash_attention_fwd(&p) == ATTNOPT_ERR_INVALID_ARGUMENT, "Hq not a multiple of Hkv");
+  p.heads_q = 2; p.dim_qk = 257;
+  EXPECT_TRUE(attnopt_cpu_flash_attention_fwd(&p) == ATTNOPT_ERR_INVALID_ARGUMENT, "head dim 257");
+  p.dim_qk = 4; p.mask_type = ATTNOPT_MASK_BOOL;
+  EXPECT_TRUE(attnopt_cpu_flash_attention_fwd(&p) == ATTNOPT_ERR_INVALID_ARGUMENT, "bool mask without pointer");
+  attnopt_window_params w{};
+  w.dtype = ATTNOPT_F32;
+  w.batch = w.heads_q = w.heads_kv = 1; w.dim_qk = w.dim_v = 4; w.len = 12; w.ndim = 2;
+  w.grid[0] = 3; w.grid[1] = 5; w.window[0] = w.window[1] = 2;
+  w.q.data = w.k.data = w.v.data = buf; w.o = buf;
+  EXPECT_TRUE(attnopt_cpu_window_attention_fwd(&w) == ATTNOPT_ERR_INVALID_ARGUMENT, "len != prod(grid)");
+  w.ndim = 4;
+  EXPECT_TRUE(attnopt_cpu_window_attention_fwd(&w) == ATTNOPT_ERR_INVALID_ARGUMENT, "4 spatial axes");
+  EXPECT_TRUE(attnopt_has_cuda() || attnopt_cuda_flash_attention_fwd(&p, nullptr) == ATTNOPT_ERR_NO_CUDA,
+              "CUDA entry point of a CPU-only build must refuse");
+  std::printf("argument checks done\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string which = argc > 1 ? argv[1] : "all";
+  if (which == "flash" || which == "all") test_flash();
+  if (which == "window" || which == "all") test_window();
+  if (which == "args" || which == "all") test_args();
+  if (g_failures) {
+    std::fprintf(stderr, "%d check(s) failed\n", g_failures);
+    return 1;
+  }
+  std::printf("all checks passed\n");
+  return 0;
+}
