@@ -1,0 +1,96 @@
+package graph
+
+import (
+	"github.com/attnopt/attnopt/graph/onnxpb"
+)
+
+// AttrKind is an attribute's type (AttributeProto.AttributeType).
+type AttrKind int32
+
+const (
+	AttrFloat   AttrKind = 1
+	AttrInt     AttrKind = 2
+	AttrString  AttrKind = 3
+	AttrTensor  AttrKind = 4
+	AttrGraph   AttrKind = 5
+	AttrFloats  AttrKind = 6
+	AttrInts    AttrKind = 7
+	AttrStrings AttrKind = 8
+)
+
+// Attr is a node attribute. Attributes the IR does not interpret (graphs,
+// sparse tensors, type protos, references) keep their protobuf and are
+// written back byte for byte; attributes are never mutated in place.
+type Attr struct {
+	Name    string
+	Kind    AttrKind
+	F       float32
+	I       int64
+	S       string
+	Floats  []float32
+	Ints    []int64
+	Strings []string
+	T       *Tensor
+
+	pb *onnxpb.AttributeProto
+}
+
+// FloatAttr, IntAttr, IntsAttr, StringAttr make new attributes.
+func FloatAttr(name string, f float32) *Attr  { return &Attr{Name: name, Kind: AttrFloat, F: f} }
+func IntAttr(name string, i int64) *Attr      { return &Attr{Name: name, Kind: AttrInt, I: i} }
+func IntsAttr(name string, v []int64) *Attr   { return &Attr{Name: name, Kind: AttrInts, Ints: v} }
+func StringAttr(name string, s string) *Attr  { return &Attr{Name: name, Kind: AttrString, S: s} }
+func TensorAttr(name string, t *Tensor) *Attr { return &Attr{Name: name, Kind: AttrTensor, T: t} }
+
+// Attr returns the named attribute or nil.
+func (n *Node) Attr(name string) *Attr {
+	for _, a := range n.Attrs {
+		if a.Name == name {
+			return a
+		}
+	}
+	return nil
+}
+
+// AttrInt returns an int attribute or def.
+func (n *Node) AttrInt(name string, def int64) int64 {
+	if a := n.Attr(name); a != nil && a.Kind == AttrInt {
+		return a.I
+	}
+	return def
+}
+
+// AttrFloat returns a float attribute or def.
+func (n *Node) AttrFloat(name string, def float32) float32 {
+	if a := n.Attr(name); a != nil && a.Kind == AttrFloat {
+		return a.F
+	}
+	return def
+}
+
+// AttrInts returns an ints attribute, or nil when absent.
+func (n *Node) AttrInts(name string) []int64 {
+	if a := n.Attr(name); a != nil && a.Kind == AttrInts {
+		return a.Ints
+	}
+	return nil
+}
+
+// AttrString returns a string attribute or def.
+func (n *Node) AttrString(name, def string) string {
+	if a := n.Attr(name); a != nil && a.Kind == AttrString {
+		return a.S
+	}
+	return def
+}
+
+// SetAttr replaces or adds an attribute.
+func (n *Node) SetAttr(a *Attr) {
+	for i, b := range n.Attrs {
+		if b.Name == a.Name {
+			n.Attrs[i] = a
+			return
+		}
+	}
+	n.Attrs = append(n.Attrs, a)
+}

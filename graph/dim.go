@@ -1,0 +1,198 @@
+package graph
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Dim is a tensor dimension: a known size, a product of named symbols times a
+// coefficient (C·s1·s2…, enough for the Reshape arithmetic of exporters), or
+// unknown. The zero Dim is the known size 0.
+type Dim struct {
+	C       int64    // coefficient; the size itself when Syms is empty
+	Syms    []string // sorted symbol names
+	Unknown bool
+}
+
+// D returns a known dim.
+func D(n int64) Dim { return Dim{C: n} }
+
+// Sym returns a symbolic dim named s.
+func Sym(s string) Dim { return Dim{C: 1, Syms: []string{s}} }
+
+// UnknownDim is a dimension nothing is known about.
+var UnknownDim = Dim{Unknown: true}
+
+// Static reports whether the dim is a known integer.
+func (d Dim) Static() bool { return !d.Unknown && len(d.Syms) == 0 }
+
+// Value returns the size and whether it is known.
+func (d Dim) Value() (int64, bool) { return d.C, d.Static() }
+
+func (d Dim) String() string {
+	if d.Unknown {
+		return "?"
+	}
+	if len(d.Syms) == 0 {
+		return strconv.FormatInt(d.C, 10)
+	}
+	s := strings.Join(d.Syms, "*")
+	if d.C != 1 {
+		s = strconv.FormatInt(d.C, 10) + "*" + s
+	}
+	return s
+}
+
+// Equal reports whether two dims are provably the same size.
+func (d Dim) Equal(e Dim) bool {
+	if d.Unknown || e.Unknown || d.C != e.C || len(d.Syms) != len(e.Syms) {
+		return false
+	}
+	for i := range d.Syms {
+		if d.Syms[i] != e.Syms[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Mul multiplies two dims; overflow gives an unknown dim.
+func (d Dim) Mul(e Dim) Dim {
+	if d.Unknown || e.Unknown {
+		if (d.Static() && d.C == 0) || (e.Static() && e.C == 0) {
+			return D(0)
+		}
+		return UnknownDim
+	}
+	c, ok := mulCheck(d.C, e.C)
+	if !ok {
+		return UnknownDim
+	}
+	if c == 0 {
+		return D(0)
+	}
+	syms := append(append([]string(nil), d.Syms...), e.Syms...)
+	sort.Strings(syms)
+	return Dim{C: c, Syms: syms}
+}
+
+// Div divides d by e when the quotient is exact and representable.
+func (d Dim) Div(e Dim) (Dim, bool) {
+	if d.Unknown || e.Unknown || e.C == 0 || d.C%e.C != 0 {
+		return UnknownDim, false
+	}
+	rest := append([]string(nil), d.Syms...)
+	for _, s := range e.Syms {
+		i := indexOf(rest, s)
+		if i < 0 {
+			return UnknownDim, false
+		}
+		rest = append(rest[:i], rest[i+1:]...)
+	}
+	if len(rest) == 0 {
+		rest = nil
+	}
+	return Dim{C: d.C / e.C, Syms: rest}, true
+}
+
+// Add adds dims; only static sums (and x+0) are representable.
+func (d Dim) Add(e Dim) Dim {
+	switch {
+	case d.Static() && e.Static():
+		return D(d.C + e.C)
+	case e.Static() && e.C == 0:
+		return d
+	case d.Static() && d.C == 0:
+		return e
+	}
+	return UnknownDim
+}
+
+func indexOf(xs []string, s string) int {
+	for i, x := range xs {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func mulCheck(a, b int64) (int64, bool) {
+	if a == 0 || b == 0 {
+		return 0, true
+	}
+	c := a * b
+	if c/b != a || (a == -1 && b == -1<<63) || (b == -1 && a == -1<<63) {
+		return 0, false
+	}
+	return c, true
+}
+
+// Shape is a list of dims; a nil Shape on a Type means the rank is unknown.
+type Shape []Dim
+
+// StaticShape builds a Shape of known dims.
+func StaticShape(dims ...int64) Shape {
+	s := make(Shape, len(dims))
+	for i, d := range dims {
+		s[i] = D(d)
+	}
+	return s
+}
+
+// Numel multiplies all dims.
+func (s Shape) Numel() Dim {
+	n := D(1)
+	for _, d := range s {
+		n = n.Mul(d)
+	}
+	return n
+}
+
+// Ints returns the shape as integers when every dim is known.
+func (s Shape) Ints() ([]int64, bool) {
+	out := make([]int64, len(s))
+	for i, d := range s {
+		v, ok := d.Value()
+		if !ok {
+			return nil, false
+		}
+		out[i] = v
+	}
+	return out, true
+}
+
+func (s Shape) String() string {
+	parts := make([]string, len(s))
+	for i, d := range s {
+		parts[i] = d.String()
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// Type is a tensor's element type and shape. Ranked is false when the rank
+// is unknown (Shape is then nil).
+type Type struct {
+	DType  DType
+	Shape  Shape
+	Ranked bool
+}
+
+// Rank returns the rank, or -1 when unknown.
+func (t Type) Rank() int {
+	if !t.Ranked {
+		return -1
+	}
+	return len(t.Shape)
+}
+
+func (t Type) String() string {
+	if !t.Ranked {
+		return t.DType.String() + "[*]"
+	}
+	return t.DType.String() + t.Shape.String()
+}
+
+// TensorOf is a ranked tensor type.
+func TensorOf(dt DType, s Shape) Type { return Type{DType: dt, Shape: s, Ranked: true} }

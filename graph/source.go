@@ -1,0 +1,58 @@
+package graph
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// source is the folder a model was loaded from; external data is opened
+// through an os.Root so that no location can leave it, not even through a
+// symlink.
+type source struct {
+	dir  string
+	once sync.Once
+	root *os.Root
+	err  error
+}
+
+func newSource(dir string) *source { return &source{dir: dir} }
+
+func (s *source) open(location string) (*os.File, error) {
+	if err := checkLocation(location); err != nil {
+		return nil, err
+	}
+	if s == nil || s.dir == "" {
+		return nil, badInput("external data %q: model was loaded from bytes without a folder", location)
+	}
+	s.once.Do(func() { s.root, s.err = os.OpenRoot(s.dir) })
+	if s.err != nil {
+		return nil, s.err
+	}
+	f, err := s.root.Open(filepath.FromSlash(location))
+	if err != nil {
+		if strings.Contains(err.Error(), "escapes") {
+			return nil, badInput("external data %q resolves outside the model's folder", location)
+		}
+		return nil, badInput("external data %q: %v", location, err)
+	}
+	return f, nil
+}
+
+// checkLocation refuses external-data paths that could leave the model's
+// folder before any file is touched.
+func checkLocation(loc string) error {
+	if loc == "" {
+		return badInput("external data with an empty location")
+	}
+	if filepath.IsAbs(loc) || strings.HasPrefix(loc, "/") || strings.HasPrefix(loc, `\`) || (len(loc) > 1 && loc[1] == ':') {
+		return badInput("external data location %q is absolute; only paths inside the model's folder are allowed", loc)
+	}
+	for _, part := range strings.FieldsFunc(loc, func(r rune) bool { return r == '/' || r == '\\' }) {
+		if part == ".." {
+			return badInput("external data location %q contains '..'; only paths inside the model's folder are allowed", loc)
+		}
+	}
+	return nil
+}
