@@ -1,0 +1,48 @@
+// Kernel state and compute callbacks of the attnopt custom ops, written
+// against the ONNX Runtime C API only (no C++ wrapper headers).
+#ifndef ATTNOPT_ORT_OP_KERNELS_H_
+#define ATTNOPT_ORT_OP_KERNELS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "onnxruntime_c_api.h"
+
+namespace attnopt_ort {
+
+enum class OpKind { Flash, Window };
+
+// One registered kernel flavour: op, execution provider and I/O element type.
+// OrtCustomOp comes first so ORT's op pointer converts back to this struct.
+struct OpDef {
+  OrtCustomOp base;
+  OpKind kind;
+  bool cuda;
+  ONNXTensorElementDataType io_type;
+  const char* name;
+  const char* provider;
+};
+
+struct Kernel {
+  const OrtApi* api;
+  OpKind kind;
+  bool cuda;
+  bool has_scale;  // FlashAttention: scale absent means 1/sqrt(Dqk)
+  float scale;
+  int64_t causal;
+  std::vector<int64_t> spatial, window, shift;  // WindowAttention
+};
+
+// The OrtApi chosen at registration (the newest one the runtime offers).
+const OrtApi* api();
+void set_api(const OrtApi* a);
+
+OrtStatusPtr create_kernel(const OpDef& def, const OrtKernelInfo* info, void** out);
+OrtStatusPtr compute(void* kernel, OrtKernelContext* ctx);
+void destroy_kernel(void* kernel);
+// Output shape = Q's shape with the last dim taken from V (type comes from ORT).
+OrtStatusPtr infer_shape(OrtShapeInferContext* ctx);
+
+}  // namespace attnopt_ort
+
+#endif  // ATTNOPT_ORT_OP_KERNELS_H_

@@ -1,0 +1,322 @@
+// Loads ONNX Runtime's real CPU library with dlopen, registers libattnopt_ort
+// through RegisterCustomOpsLibrary_V2, runs hand-encoded one-node models of
+// attnopt.FlashAttention and attnopt.WindowAttention, and compares the outputs
+// with the float64 reference and with the C ABI called directly.
+// Usage: test_ort LIBATTNOPT_ORT [LIBONNXRUNTIME]   (exit 77 = skipped)
+#include <dlfcn.h>
+
+#include <cstring>
+#include <string>
+
+#include "onnx_proto.h"
+#include "onnxruntime_c_api.h"
+#include "reference.h"
+#include "test_util.h"
+
+namespace attnopt_test {
+int g_failures = 0;
+}
+
+using namespace attnopt_test;
+using onnx_proto::Input;
+
+namespace {
+
+const OrtApi* g_ort = nullptr;
+
+void check_ort(OrtStatus* st, const char* what) {
+  if (!st) return;
+  std::fprintf(stderr, "ONNX Runtime error in %s: %s\n", what, g_ort->GetErrorMessage(st));
+  g_ort->ReleaseStatus(st);
+  std::exit(1);
+}
+
+int onnx_type(attnopt_dtype t) {
+  return t == ATTNOPT_F32 ? onnx_proto::FLOAT : t == ATTNOPT_F16 ? onnx_proto::FLOAT16 : onnx_proto::BFLOAT16;
+}
+ONNXTensorElementDataType ort_type(int onnx) { return static_cast<ONNXTensorElementDataType>(onnx); }
+size_t elem_size(int onnx) { return onnx == onnx_proto::FLOAT ? 4 : onnx == onnx_proto::BOOL ? 1 : 2; }
+
+struct Feed {
+  Input info;
+  void* data;
+};
+
+struct Result {
+  std::string error;  // non-empty when Run failed
+  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+};
+
+class Runner {
+ public:
+  explicit Runner(const char* custom_lib) {
+    check_ort(g_ort->CreateEnv(ORT_LOGGING_LEVEL_WARNING, "attnopt-test", &env_), "CreateEnv");
+    check_ort(g_ort->CreateSessionOptions(&opts_), "CreateSessionOptions");
+    check_ort(g_ort->SetIntraOpNumThreads(opts_, 1), "SetIntraOpNumThreads");
+    check_ort(g_ort->RegisterCustomOpsLibrary_V2(opts_, custom_lib), "RegisterCustomOpsLibrary_V2");
+    check_ort(g_ort->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &mem_), "CreateCpuMemoryInfo");
+  }
+  ~Runner() {
+    g_ort->ReleaseMemoryInfo(mem_);
+    g_ort->ReleaseSessionOptions(opts_);
+    g_ort->ReleaseEnv(env_);
+  }
+
+  Result run(const std::string& model, const std::vector<Feed>& feeds, const std::string& output) {
+    OrtSession* session = nullptr;
+    check_ort(g_ort->CreateSessionFromArray(env_, model.data(), model.size(), opts_, &session),
+              "CreateSessionFromArray");
+    std::vector<OrtValue*> values;
+    std::vector<const char*> names;
+    for (const Feed& f : feeds) {
+      size_t n = 1;
+      for (int64_t d : f.info.shape) n *= d;
+      OrtValue* v = nullptr;
+      check_ort(g_ort->CreateTensorWithDataAsOrtValue(mem_, f.data, n * elem_size(f.info.elem_type),
+                                                      f.info.shape.data(), f.info.shape.size(),
+                                                      ort_type(f.info.elem_type), &v),
+                "CreateTensorWithDataAsOrtValue");
+      values.push_back(v);
+      names.push_back(f.info.name.c_str());
+    }
+    const char* out_name = output.c_str();
+    OrtValue* out = nullptr;
+    Result r;
+    if (OrtStatus* st = g_ort->Run(session, nullptr, names.data(), values.data(), values.size(), &out_name, 1, &out)) {
+      r.error = g_ort->GetErrorMessage(st);
+      g_ort->ReleaseStatus(st);
+    } else {
+      OrtTensorTypeAndShapeInfo* info = nullptr;
+      check_ort(g_ort->GetTensorTypeAndShape(out, &info), "GetTensorTypeAndShape");
+      size_t rank = 0, count = 0;
+      check_ort(g_ort->GetTensorElementType(info, &r.type), "GetTensorElementType");
+      check_ort(g_ort->GetDimensionsCount(info, &rank), "GetDimensionsCount");
+      r.shape.resize(rank);
+      check_ort(g_ort->GetDimensions(info, r.shape.data(), rank), "GetDimensions");
+      check_ort(g_ort->GetTensorShapeElementCount(info, &count), "GetTensorShapeElementCount");
+      g_ort->ReleaseTensorTypeAndShapeInfo(info);
+      void* data = nullptr;
+      check_ort(g_ort->GetTensorMutableData(out, &data), "GetTensorMutableData");
+      const size_t bytes = count * elem_size(static_cast<int>(r.type));
+      r.bytes.assign(static_cast<uint8_t*>(data), static_cast<uint8_t*>(data) + bytes);
+      g_ort->ReleaseValue(out);
+    }
+    for (OrtValue* v : values) g_ort->ReleaseValue(v);
+    g_ort->ReleaseSession(session);
+    return r;
+  }
+
+ private:
+  OrtEnv* env_ = nullptr;
+  OrtSessionOptions* opts_ = nullptr;
+  OrtMemoryInfo* mem_ = nullptr;
+};
+
+// Wraps ORT output bytes as a Tensor of dtype t for the error metric.
+Tensor as_tensor(const Result& r, attnopt_dtype t) {
+  Tensor x;
+  x.dtype = t;
+  const size_t n = r.bytes.size() / (t == ATTNOPT_F32 ? 4 : 2);
+  x.value.assign(n, 0.0);
+  if (t == ATTNOPT_F32) {
+    x.f32.resize(n);
+    std::memcpy(x.f32.data(), r.bytes.data(), r.bytes.size());
+  } else {
+    x.h16.resize(n);
+    std::memcpy(x.h16.data(), r.bytes.data(), r.bytes.size());
+  }
+  return x;
+}
+
+Get4 contiguous(const Tensor& t, int64_t h, int64_t n, int64_t d) {
+  const double* v = t.value.data();
+  return [=](int64_t b, int64_t hh, int64_t i, int64_t c) { return v[((b * h + hh) * n + i) * d + c]; };
+}
+
+void expect_output(const char* name, const Result& r, attnopt_dtype t, const std::vector<int64_t>& shape,
+                   const std::vector<double>& ref, const void* direct) {
+  EXPECT_TRUE(r.error.empty(), "%s: Run failed: %s", name, r.error.c_str());
+  if (!r.error.empty()) return;
+  EXPECT_TRUE(r.type == ort_type(onnx_type(t)), "%s: output element type %d", name, static_cast<int>(r.type));
+  EXPECT_TRUE(r.shape == shape, "%s: output rank %zu / shape mismatch", name, r.shape.size());
+  const Tensor out = as_tensor(r, t);
+  const double err = rel_l2(out, ref);
+  const bool same = r.bytes.size() == out.size() * (t == ATTNOPT_F32 ? 4 : 2) &&
+                    std::memcmp(r.bytes.data(), direct, r.bytes.size()) == 0;
+  std::printf("%-46s %-4s err %.2e  bitwise == C ABI: %s\n", name, dtype_name(t), err, same ? "yes" : "no");
+  EXPECT_TRUE(err <= tolerance(t), "%s: rel L2 error %.3e", name, err);
+  EXPECT_TRUE(same, "%s: ORT output differs from the direct C ABI call", name);
+}
+
+void flash_case(Runner& run, const char* name, attnopt_dtype t, bool rank3, int64_t B, int64_t Hq, int64_t Hkv,
+                int64_t Nq, int64_t Nk, int64_t Dqk, int64_t Dv, int mask_kind /*0 none,1 bool,2 float*/,
+                bool causal, float scale) {
+  std::mt19937 rng(7 + static_cast<unsigned>(Nq * 31 + Nk));
+  Tensor q = make_tensor(t, B * Hq * Nq * Dqk, rng, -2.f, 2.f);
+  Tensor k = make_tensor(t, B * Hkv * Nk * Dqk, rng, -2.f, 2.f);
+  Tensor v = make_tensor(t, B * Hkv * Nk * Dv, rng);
+  auto shp = [&](int64_t h, int64_t n, int64_t d) {
+    return rank3 ? std::vector<int64_t>{B, n, d} : std::vector<int64_t>{B, h, n, d};
+  };
+  const int ot = onnx_type(t);
+  std::vector<Feed> feeds = {{{"q", ot, shp(Hq, Nq, Dqk)}, q.data()},
+                             {{"k", ot, shp(Hkv, Nk, Dqk)}, k.data()},
+                             {{"v", ot, shp(Hkv, Nk, Dv)}, v.data()}};
+  attnopt_flash_params p{};
+  std::vector<uint8_t> bools;
+  Tensor fmask;
+  Mask4 maskfn;
+  if (mask_kind == 1) {  // (1,1,Nq,Nk), every 4th query row fully masked
+    bools.resize(Nq * Nk);
+    for (int64_t i = 0; i < Nq; ++i)
+      for (int64_t j = 0; j < Nk; ++j) bools[i * Nk + j] = (i % 4 != 0) && ((i * 7 + j * 3) % 5 != 0);
+    feeds.push_back({{"mask", onnx_proto::BOOL, {1, 1, Nq, Nk}}, bools.data()});
+    p.mask_type = ATTNOPT_MASK_BOOL;
+    p.mask = bools.data();
+    p.mask_stride[2] = Nk;
+    p.mask_stride[3] = 1;
+    const uint8_t* m = bools.data();
+    maskfn = [m, Nk](int64_t, int64_t, int64_t i, int64_t j) { return m[i * Nk + j] ? 0.0 : -INFINITY; };
+  } else if (mask_kind == 2) {  // (B,1,1,Nk) float32 additive
+    fmask = make_tensor(ATTNOPT_F32, B * Nk, rng, -4.f, 0.f);
+    feeds.push_back({{"mask", onnx_proto::FLOAT, {B, 1, 1, Nk}}, fmask.data()});
+    p.mask_type = ATTNOPT_MASK_F32;
+    p.mask = fmask.data();
+    p.mask_stride[0] = Nk;
+    p.mask_stride[3] = 1;
+    const double* m = fmask.value.data();
+    maskfn = [m, Nk](int64_t b, int64_t, int64_t, int64_t j) { return m[b * Nk + j]; };
+  }
+  const std::vector<int64_t> oshape = shp(Hq, Nq, Dv);
+  std::vector<onnx_proto::Input> inputs;
+  for (const Feed& f : feeds) inputs.push_back(f.info);
+  const std::string model = onnx_proto::one_node_model(
+      "FlashAttention", inputs, {"out", ot, oshape},
+      {onnx_proto::attr_float("scale", scale), onnx_proto::attr_int("causal", causal ? 1 : 0)});
+  const Result r = run.run(model, feeds, "out");
+
+  Admit admit;
+  if (causal) admit = [Nq, Nk](int64_t i, int64_t j) { return j <= i + Nk - Nq; };
+  const std::vector<double> ref =
+      reference_attention({B, Hq, Hkv, Nq, Nk, Dqk, Dv}, contiguous(q, Hq, Nq, Dqk), contiguous(k, Hkv, Nk, Dqk),
+                          contiguous(v, Hkv, Nk, Dv), scale, maskfn, admit);
+  // The same call through the C ABI, for a bitwise comparison.
+  Tensor o = make_poisoned(t, ref.size());
+  p.dtype = t;
+  p.batch = B; p.heads_q = Hq; p.heads_kv = Hkv; p.len_q = Nq; p.len_k = Nk; p.dim_qk = Dqk; p.dim_v = Dv;
+  p.q.data = q.data(); contiguous_strides(Hq, Nq, Dqk, p.q.stride);
+  p.k.data = k.data(); contiguous_strides(Hkv, Nk, Dqk, p.k.stride);
+  p.v.data = v.data(); contiguous_strides(Hkv, Nk, Dv, p.v.stride);
+  p.o = o.data(); contiguous_strides(Hq, Nq, Dv, p.o_stride);
+  p.scale = scale;
+  p.causal = causal;
+  EXPECT_TRUE(attnopt_cpu_flash_attention_fwd(&p) == ATTNOPT_OK, "direct call");
+  expect_output(name, r, t, oshape, ref, o.data());
+}
+
+void window_case(Runner& run, const char* name, attnopt_dtype t, int64_t B, int64_t H, int64_t D,
+                 const std::vector<int64_t>& grid, const std::vector<int64_t>& win, const std::vector<int64_t>& shift,
+                 float scale) {
+  std::mt19937 rng(11 + static_cast<unsigned>(grid.size() * 5 + D));
+  int64_t N = 1;
+  for (int64_t g : grid) N *= g;
+  Tensor q = make_tensor(t, B * H * N * D, rng, -2.f, 2.f);
+  Tensor k = make_tensor(t, B * H * N * D, rng, -2.f, 2.f);
+  Tensor v = make_tensor(t, B * H * N * D, rng);
+  const int ot = onnx_type(t);
+  const std::vector<int64_t> shape = {B, H, N, D};
+  const std::vector<Feed> feeds = {{{"q", ot, shape}, q.data()}, {{"k", ot, shape}, k.data()}, {{"v", ot, shape}, v.data()}};
+  const std::string model = onnx_proto::one_node_model(
+      "WindowAttention", {feeds[0].info, feeds[1].info, feeds[2].info}, {"out", ot, shape},
+      {onnx_proto::attr_ints("spatial_shape", grid), onnx_proto::attr_ints("window", win),
+       onnx_proto::attr_ints("shift", shift), onnx_proto::attr_float("scale", scale)});
+  const Result r = run.run(model, feeds, "out");
+  const std::vector<double> ref =
+      reference_attention({B, H, H, N, N, D, D}, contiguous(q, H, N, D), contiguous(k, H, N, D), contiguous(v, H, N, D),
+                          scale, nullptr, window_admit(grid, win, shift));
+  Tensor o = make_poisoned(t, ref.size());
+  attnopt_window_params p{};
+  p.dtype = t;
+  p.batch = B; p.heads_q = p.heads_kv = H; p.len = N; p.dim_qk = p.dim_v = D;
+  p.q.data = q.data(); contiguous_strides(H, N, D, p.q.stride);
+  p.k.data = k.data(); contiguous_strides(H, N, D, p.k.stride);
+  p.v.data = v.data(); contiguous_strides(H, N, D, p.v.stride);
+  p.o = o.data(); contiguous_strides(H, N, D, p.o_stride);
+  p.ndim = static_cast<int>(grid.size());
+  for (int a = 0; a < p.ndim; ++a) {
+    p.grid[a] = grid[a];
+    p.window[a] = win[a];
+    p.shift[a] = shift[a];
+  }
+  p.scale = scale;
+  EXPECT_TRUE(attnopt_cpu_window_attention_fwd(&p) == ATTNOPT_OK, "direct call");
+  expect_output(name, r, t, shape, ref, o.data());
+}
+
+void bad_mask_case(Runner& run) {
+  std::vector<float> q(1 * 2 * 5 * 4, 0.5f), kv(1 * 2 * 6 * 4, 0.25f);
+  std::vector<uint8_t> mask(5 * 7, 1);
+  const std::vector<Feed> feeds = {{{"q", onnx_proto::FLOAT, {1, 2, 5, 4}}, q.data()},
+                                   {{"k", onnx_proto::FLOAT, {1, 2, 6, 4}}, kv.data()},
+                                   {{"v", onnx_proto::FLOAT, {1, 2, 6, 4}}, kv.data()},
+                                   {{"mask", onnx_proto::BOOL, {5, 7}}, mask.data()}};
+  const std::string model = onnx_proto::one_node_model(
+      "FlashAttention", {feeds[0].info, feeds[1].info, feeds[2].info, feeds[3].info},
+      {"out", onnx_proto::FLOAT, {1, 2, 5, 4}}, {onnx_proto::attr_float("scale", 0.5f)});
+  const Result r = run.run(model, feeds, "out");
+  std::printf("%-46s error: %s\n", "mask (5,7) vs Nk 6 is refused", r.error.c_str());
+  EXPECT_TRUE(r.error.find("does not broadcast") != std::string::npos, "bad mask must fail with a clear message");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* custom = argc > 1 ? argv[1] : nullptr;
+  std::string ort = argc > 2 ? argv[2] : "";
+  if (ort.empty() && std::getenv("ATTNOPT_ORT_LIB")) ort = std::getenv("ATTNOPT_ORT_LIB");
+  if (ort.empty() && std::getenv("ONNXRUNTIME_LIB")) ort = std::getenv("ONNXRUNTIME_LIB");
+  if (!custom || ort.empty()) {
+    std::printf("SKIP: no ONNX Runtime library given (configure with -DATTNOPT_ORT_LIBRARY=... or set ATTNOPT_ORT_LIB)\n");
+    return 77;
+  }
+  void* lib = dlopen(ort.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    std::fprintf(stderr, "cannot load %s: %s\n", ort.c_str(), dlerror());
+    return 1;
+  }
+  using GetApiBase = const OrtApiBase* (*)();
+  auto get_base = reinterpret_cast<GetApiBase>(dlsym(lib, "OrtGetApiBase"));
+  if (!get_base) {
+    std::fprintf(stderr, "%s has no OrtGetApiBase\n", ort.c_str());
+    return 1;
+  }
+  const OrtApiBase* base = get_base();
+  std::printf("ONNX Runtime %s from %s\n", base->GetVersionString(), ort.c_str());
+  g_ort = base->GetApi(ORT_API_VERSION);
+  if (!g_ort) {
+    std::fprintf(stderr, "ONNX Runtime does not offer C API version %d\n", ORT_API_VERSION);
+    return 1;
+  }
+  {
+    Runner run(custom);
+    flash_case(run, "Flash GQA, Dqk!=Dv, bool (1,1,Nq,Nk), dead rows", ATTNOPT_F32, false, 2, 4, 2, 33, 50, 16, 24, 1,
+               false, 0.3f);
+    flash_case(run, "Flash rank 3, causal Nq<Nk", ATTNOPT_F16, true, 3, 1, 1, 20, 45, 8, 8, 0, true, 0.35355339f);
+    flash_case(run, "Flash additive float mask (B,1,1,Nk)", ATTNOPT_BF16, false, 2, 2, 2, 40, 40, 32, 32, 2, false,
+               0.17677669f);
+    flash_case(run, "Flash head dim 4, bool mask, causal", ATTNOPT_F16, false, 1, 16, 16, 30, 30, 4, 4, 1, true, 0.5f);
+    window_case(run, "Window 2D 6x10 w 4x4 shift 2,1", ATTNOPT_F32, 1, 2, 8, {6, 10}, {4, 4}, {2, 1}, 0.35f);
+    window_case(run, "Window 3D 4x4x4 w 2x2x2 shift 1,1,1", ATTNOPT_F16, 2, 1, 16, {4, 4, 4}, {2, 2, 2}, {1, 1, 1},
+                0.25f);
+    window_case(run, "Window 1D 50 w 8 shift 5", ATTNOPT_BF16, 1, 3, 32, {50}, {8}, {5}, 0.17677669f);
+    bad_mask_case(run);
+  }
+  if (g_failures) {
+    std::fprintf(stderr, "%d check(s) failed\n", g_failures);
+    return 1;
+  }
+  std::printf("all ORT checks passed\n");
+  return 0;
+}
