@@ -286,6 +286,25 @@ def onnx_op_counts(model: onnx.ModelProto) -> dict:
     return counts
 
 
+def strip_node_metadata(model: onnx.ModelProto) -> None:
+    def walk(g):
+        for n in g.node:
+            del n.metadata_props[:]
+            n.doc_string = ""
+            for a in n.attribute:
+                if a.HasField("g"):
+                    walk(a.g)
+                for sg in a.graphs:
+                    walk(sg)
+        for v in list(g.value_info) + list(g.input) + list(g.output) + list(g.initializer):
+            del v.metadata_props[:]
+
+    walk(model.graph)
+    for f in model.functions:
+        for n in f.node:
+            del n.metadata_props[:]
+
+
 def run_ort(path: str, feeds: dict) -> list:
     import onnxruntime as ort
 
@@ -460,6 +479,11 @@ def export_case(
         else:
             raise ValueError(exporter)
         proto = onnx.load(tmp)
+        if exporter == "dynamo":
+            # the dynamo exporter stores a stack trace and FX names per node as
+            # metadata_props; they can double the file size and are not needed
+            strip_node_metadata(proto)
+            onnx.save(proto, tmp)
         # one self-contained file
         for init in proto.graph.initializer:
             if init.data_location == onnx.TensorProto.EXTERNAL:
