@@ -103,7 +103,7 @@ func init() {
 		"GlobalAveragePool": inferGlobalPool, "GlobalMaxPool": inferGlobalPool,
 		"Resize": inferResize, "Upsample": inferResize,
 		"LayerNormalization": inferLayerNorm,
-		"ReduceMean": inferReduce, "ReduceSum": inferReduce, "ReduceProd": inferReduce,
+		"ReduceMean":         inferReduce, "ReduceSum": inferReduce, "ReduceProd": inferReduce,
 		"ReduceMax": inferReduce, "ReduceMin": inferReduce, "ReduceL2": inferReduce,
 		"ReduceSumSquare": inferReduce, "ArgMax": inferReduce, "ArgMin": inferReduce,
 		"Pad": inferPad, "Trilu": inferSame, "CumSum": inferSame,

@@ -8,8 +8,8 @@ import (
 // functions, training info, unknown fields) stays in the protobuf it came
 // from and is written back as it was.
 type Model struct {
-	Graph  *Graph
-	Opsets []Opset
+	Graph     *Graph
+	Opsets    []Opset
 	IRVersion int64
 
 	pb  *onnxpb.ModelProto
@@ -66,7 +66,9 @@ type Graph struct {
 	valueInfo []*onnxpb.ValueInfoProto
 	// initializers that are also listed as graph inputs (IR < 4 style)
 	initInputs map[string]bool
-	inputOrder []string // names of all graph inputs as loaded, initializers included
+	inputOrder []string        // names of all graph inputs as loaded, initializers included
+	staleInfo  map[string]bool // value_info names that match no value (kept as found)
+	aliasAt    []int           // positions of nodes that redefine a name (see nodeFromProto)
 }
 
 // Model returns the model that owns the graph.
@@ -104,6 +106,7 @@ type Value struct {
 	outIndex int
 	uses     []Use
 	info     *onnxpb.ValueInfoProto // as loaded (input/output/value_info)
+	alias    bool                   // a duplicate definition kept only for round trips
 }
 
 // Use is one consumer of a value. Index is the input slot, or -1 when the

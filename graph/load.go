@@ -109,6 +109,17 @@ func buildGraph(m *Model, gp *onnxpb.GraphProto) (*Graph, error) {
 		}
 		g.Nodes = append(g.Nodes, n)
 	}
+	for _, at := range g.aliasAt {
+		for _, o := range g.Nodes[at].Outputs {
+			for _, later := range g.Nodes[at+1:] {
+				for _, in := range later.Inputs {
+					if o != nil && in != nil && in.Name == o.Name {
+						return nil, badInput("value %q is defined twice and read after its second definition (node %q)", o.Name, later.Label())
+					}
+				}
+			}
+		}
+	}
 	for _, vi := range gp.Output {
 		v := g.values[vi.GetName()]
 		if v == nil {
@@ -122,7 +133,11 @@ func buildGraph(m *Model, gp *onnxpb.GraphProto) (*Graph, error) {
 		}
 		g.Outputs = append(g.Outputs, v)
 	}
+	g.staleInfo = map[string]bool{}
 	for _, vi := range gp.ValueInfo {
+		if g.values[vi.GetName()] == nil {
+			g.staleInfo[vi.GetName()] = true
+		}
 		if v := g.values[vi.GetName()]; v != nil && v.Kind == KindNode {
 			v.Type = mergeType(v.Type, typeFromProto(vi.GetType()))
 		}
@@ -155,6 +170,14 @@ func (g *Graph) nodeFromProto(np *onnxpb.NodeProto) (*Node, error) {
 		case v == nil:
 			v = &Value{Name: name, Kind: KindNode}
 			g.values[name] = v
+		case v.Kind == KindNode && v.producer != nil && np.GetOpType() == "Constant":
+			// Some exports define a name twice with a Constant that nothing
+			// reads afterwards (GPT-2 in ORT's tests). The copy becomes an
+			// unregistered alias so the file round-trips; buildGraph refuses
+			// it if any later node reads the name, and dead-code removal
+			// drops it.
+			v = &Value{Name: name, Kind: KindNode, alias: true}
+			g.aliasAt = append(g.aliasAt, len(g.Nodes))
 		case v.Kind != KindNode || v.producer != nil:
 			return nil, badInput("value %q is defined twice (second time by node %q)", name, n.Label())
 		}

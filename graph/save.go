@@ -71,7 +71,8 @@ func (g *Graph) toProto() *onnxpb.GraphProto {
 	}
 	out.ValueInfo = nil
 	for _, vi := range g.valueInfo {
-		if v := g.values[vi.GetName()]; v != nil && v.Kind == KindNode && v.producer != nil {
+		v := g.values[vi.GetName()]
+		if (v != nil && (v.Kind != KindNode || v.producer != nil)) || (v == nil && g.staleInfo[vi.GetName()]) {
 			out.ValueInfo = append(out.ValueInfo, vi)
 		}
 	}

@@ -20,7 +20,7 @@ func (g *Graph) Verify() error {
 			if o.producer != n {
 				return fmt.Errorf("value %q: producer link does not point at %q", o.Name, n.Label())
 			}
-			if g.values[o.Name] != o {
+			if g.values[o.Name] != o && !o.alias {
 				return fmt.Errorf("value %q is not registered under its name", o.Name)
 			}
 			produced[o] = n

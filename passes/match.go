@@ -1,0 +1,135 @@
+package passes
+
+import (
+	"sort"
+
+	"github.com/attnopt/attnopt/graph"
+)
+
+// Result is what the matcher found in a graph.
+type Result struct {
+	Sites    []*Site
+	Fused    []*graph.Node
+	Rejected []*Reject
+}
+
+// FindSites matches every Softmax of g against the attention patterns.
+func FindSites(g *graph.Graph) *Result {
+	m := &matcher{g: g, opset: g.Model().Opset("")}
+	res := &Result{}
+	order, err := g.TopoOrder()
+	if err != nil {
+		order = g.Nodes
+	}
+	claimed := map[*graph.Node]bool{}
+	for _, n := range order {
+		if IsFusedAttention(n) {
+			res.Fused = append(res.Fused, n)
+			continue
+		}
+		if !n.Is("Softmax") {
+			continue
+		}
+		site, rej := m.matchSoftmax(n)
+		if rej != nil {
+			rej.Softmax = n
+			res.Rejected = append(res.Rejected, rej)
+			continue
+		}
+		if overlaps(site, claimed) {
+			res.Rejected = append(res.Rejected, &Reject{Softmax: n, At: n.Label(), Reason: "shares nodes with another site"})
+			continue
+		}
+		for _, x := range site.Nodes {
+			claimed[x] = true
+		}
+		site.ID = len(res.Sites)
+		res.Sites = append(res.Sites, site)
+	}
+	return res
+}
+
+func overlaps(s *Site, claimed map[*graph.Node]bool) bool {
+	for _, n := range s.Nodes {
+		if claimed[n] {
+			return true
+		}
+	}
+	return false
+}
+
+type matcher struct {
+	g     *graph.Graph
+	opset int64
+}
+
+// matchSoftmax runs the families in data-flow order: softmax semantics,
+// the score chain back to the QK product, then the PV product.
+func (m *matcher) matchSoftmax(sm *graph.Node) (*Site, *Reject) {
+	s := &Site{Softmax: sm}
+	nodes := []*graph.Node{sm}
+	if r := m.checkSoftmaxAxis(sm); r != nil {
+		return nil, r
+	}
+	pre, r := m.matchScoreChain(sm.Input(0), s)
+	if r != nil {
+		return nil, r
+	}
+	nodes = append(nodes, pre...)
+	post, r := m.matchOutput(sm.Output(0), s)
+	if r != nil {
+		return nil, r
+	}
+	nodes = append(nodes, post...)
+	nodes = append(nodes, s.extra...)
+	if r := m.fillShapes(s); r != nil {
+		return nil, r
+	}
+	pos := map[*graph.Node]int{}
+	for i, n := range m.g.Nodes {
+		pos[n] = i
+	}
+	sort.SliceStable(nodes, func(i, j int) bool { return pos[nodes[i]] < pos[nodes[j]] })
+	s.Nodes = nodes
+	s.Variant = variantName(s)
+	return s, nil
+}
+
+// onlyUse checks that v is read once, by n, and is no graph output: a score
+// or probability tensor read elsewhere cannot disappear into a fused op.
+func (m *matcher) onlyUse(v *graph.Value) *Reject {
+	for _, o := range m.g.Outputs {
+		if o == v {
+			return reject(v.Name, "the intermediate %q is a graph output", v.Name)
+		}
+	}
+	if len(v.Uses()) != 1 {
+		var other string
+		for _, u := range v.Uses() {
+			other = u.Node.Label()
+		}
+		return reject(v.Name, "the intermediate %q is also used elsewhere (by node %q); fusing would drop it", v.Name, other)
+	}
+	return nil
+}
+
+func variantName(s *Site) string {
+	v := s.ScoreOp
+	if s.KTransposed {
+		v += "/kt"
+	}
+	v += "/scale-" + s.ScaleForm
+	if s.Mask != MaskNone {
+		v += "/mask-" + s.MaskForm
+	}
+	if s.Causal {
+		v += "/causal"
+	}
+	if s.SoftCasts {
+		v += "/cast-f32"
+	}
+	if s.VChannelsFirst {
+		v += "/v-channels-first"
+	}
+	return v
+}

@@ -1,0 +1,203 @@
+package passes
+
+import (
+	"github.com/attnopt/attnopt/graph"
+)
+
+// Mask family. Variants:
+//   add        scores + bias                      (float bias, additive)
+//   add_where  scores + Where(mask, 0, -inf)      (bool mask)
+//   where      Where(mask, scores, -inf)          (bool mask)
+//   where      Where(mask, scores, c), c finite   (kept as an additive mask)
+//   causal_where  Where(tril slice, scores, c)    (causal, bottom-right)
+// Inverted conditions (Where(m, -inf, scores), masked_fill style) record the
+// mask as inverted; the rewrite negates it.
+
+func (m *matcher) setMask(s *Site, kind MaskKind, v *graph.Value, form string, at string) *Reject {
+	if s.Mask != MaskNone || s.Causal {
+		return reject(at, "a second mask (%q) on the same scores; only one mask per site is fused", v.Name)
+	}
+	s.Mask, s.MaskValue, s.MaskForm = kind, unexpand(v), form
+	return nil
+}
+
+// unexpand looks through an Expand whose input broadcasts the same way, so
+// the fused op reads the mask at its own size.
+func unexpand(v *graph.Value) *graph.Value {
+	if p := v.Producer(); p != nil && p.Is("Expand") && p.Input(0).Type.Ranked {
+		return p.Input(0)
+	}
+	return v
+}
+
+// peelAddMask handles scores + bias in either operand order.
+func (m *matcher) peelAddMask(n *graph.Node, s *Site) (*graph.Value, *Reject) {
+	a, b := n.Input(0), n.Input(1)
+	x, bias := a, b
+	if scoreLike(b) && !scoreLike(a) {
+		x, bias = b, a
+	}
+	if !bias.Type.DType.IsFloat() && bias.Type.DType != graph.Undefined {
+		return nil, reject(bias.Name, "node %q adds %q of type %s to the scores", n.Label(), bias.Name, bias.Type.DType)
+	}
+	if w := bias.Producer(); w != nil && w.Is("Where") {
+		if cond, inv, ok := boolMaskOfWhere(w); ok {
+			if r := m.setMask(s, MaskBool, cond, "add_where", n.Label()); r != nil {
+				return nil, r
+			}
+			s.MaskInverted = inv
+			return x, nil
+		}
+	}
+	if bias.Type.Ranked && x.Type.Ranked && len(bias.Type.Shape) > len(x.Type.Shape) {
+		return nil, reject(bias.Name, "bias %q has rank %d, more than the scores' %d", bias.Name, len(bias.Type.Shape), len(x.Type.Shape))
+	}
+	return x, m.setMask(s, MaskAdditive, bias, "add", n.Label())
+}
+
+// scoreLike reports whether v looks like the running score tensor rather
+// than a bias: it is computed by the ops of the score chain.
+func scoreLike(v *graph.Value) bool {
+	p := v.Producer()
+	for i := 0; p != nil && i < 8; i++ {
+		switch {
+		case p.Is("MatMul") || p.Is("Einsum"):
+			return true
+		case p.Is("Mul") || p.Is("Div") || p.Is("Cast") || p.Is("Add") || p.Is("Where"):
+			idx := 0
+			if p.Is("Where") {
+				idx = 1
+			}
+			p = p.Input(idx).Producer()
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// boolMaskOfWhere recognises Where(m, 0, -inf) and Where(m, -inf, 0): the
+// additive form of a boolean mask. inverted is true when m marks the keys
+// to drop.
+func boolMaskOfWhere(w *graph.Node) (cond *graph.Value, inverted, ok bool) {
+	x, okX := w.Input(1).Scalar()
+	y, okY := w.Input(2).Scalar()
+	if !okX || !okY {
+		return nil, false, false
+	}
+	switch {
+	case x == 0 && negInf(y):
+		return w.Input(0), false, true
+	case negInf(x) && y == 0:
+		return w.Input(0), true, true
+	}
+	return nil, false, false
+}
+
+// peelWhereMask handles Where(mask, scores, fill) and Where(mask, fill, scores).
+func (m *matcher) peelWhereMask(n *graph.Node, s *Site) (*graph.Value, *Reject) {
+	cond, a, b := n.Input(0), n.Input(1), n.Input(2)
+	x, fill, inverted := a, b, false
+	if _, ok := a.Scalar(); ok {
+		x, fill, inverted = b, a, true
+	}
+	c, ok := fill.Scalar()
+	if !ok {
+		return nil, reject(fill.Name, "node %q fills masked scores with %q, which is not a constant scalar", n.Label(), fill.Name)
+	}
+	if !inverted && isCausalTril(cond) {
+		if s.Mask != MaskNone || s.Causal {
+			return nil, reject(n.Label(), "a causal mask on top of another mask; only one mask per site is fused")
+		}
+		// Every row of a bottom-right causal mask keeps at least one key, so
+		// a finite fill is equivalent to -inf here.
+		s.Causal, s.MaskForm = true, "causal_where"
+		return x, nil
+	}
+	if negInf(c) {
+		if r := m.setMask(s, MaskBool, cond, "where", n.Label()); r != nil {
+			return nil, r
+		}
+		s.MaskInverted = inverted
+		return x, nil
+	}
+	// A finite fill differs from a bool mask on fully masked rows; keep it
+	// as an additive mask Where(mask, 0, c) built by the rewrite.
+	if r := m.setMask(s, MaskAdditive, cond, "where", n.Label()); r != nil {
+		return nil, r
+	}
+	s.MaskInverted = inverted
+	s.MaskFill = &c
+	return x, nil
+}
+
+// isCausalTril recognises a condition sliced from a constant lower-triangular
+// buffer (GPT-2's registered `bias`), rows [Nk−Nq, Nk) and columns [0, Nk):
+// exactly the bottom-right aligned causal mask.
+func isCausalTril(cond *graph.Value) bool {
+	v := cond
+	if p := v.Producer(); p != nil && p.Is("Cast") {
+		v = p.Input(0)
+	}
+	var slices []*graph.Node
+	for p := v.Producer(); p != nil && p.Is("Slice"); p = v.Producer() {
+		slices = append(slices, p)
+		v = p.Input(0)
+	}
+	if v.Const == nil || len(slices) == 0 {
+		return false
+	}
+	dims := v.Const.Dims
+	if len(dims) < 2 || dims[len(dims)-1] != dims[len(dims)-2] || v.Const.Numel() > 1<<24 {
+		return false
+	}
+	n := dims[len(dims)-1]
+	vals, err := v.Const.Float64s()
+	if err != nil {
+		return false
+	}
+	for i := int64(0); i < n; i++ {
+		for j := int64(0); j < n; j++ {
+			want := 0.0
+			if j <= i {
+				want = 1
+			}
+			if (vals[i*n+j] != 0) != (want != 0) {
+				return false
+			}
+		}
+	}
+	// Row slice must end where the column slice ends and columns start at 0.
+	var rowEnd, colEnd []graph.Dim
+	colStartZero := true
+	rank := len(dims)
+	for _, sl := range slices {
+		axes, ok := sl.Input(3).Ints()
+		starts, ok1 := sl.Input(1).IntContent()
+		ends, ok2 := sl.Input(2).IntContent()
+		if sl.Input(3) == nil {
+			axes, ok = nil, true
+			for i := range starts {
+				axes = append(axes, int64(i))
+			}
+		}
+		if !ok || !ok1 || !ok2 {
+			return false
+		}
+		for k, a := range axes {
+			if a < 0 {
+				a += int64(rank)
+			}
+			switch int(a) {
+			case rank - 2:
+				rowEnd = []graph.Dim{ends[k]}
+			case rank - 1:
+				colEnd = []graph.Dim{ends[k]}
+				if !(starts[k].Static() && starts[k].C == 0) {
+					colStartZero = false
+				}
+			}
+		}
+	}
+	return colStartZero && len(rowEnd) == 1 && len(colEnd) == 1 && rowEnd[0].Equal(colEnd[0])
+}

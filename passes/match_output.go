@@ -1,0 +1,106 @@
+package passes
+
+import (
+	"github.com/attnopt/attnopt/graph"
+)
+
+// Output family: the product of the probabilities with V. Variants:
+//   MatMul(P, V)                  V (…, Nk, Dv)
+//   MatMul(V, Transpose(P))       SAGAN: V channels-first (…, Dv, Nk)
+//   Einsum("…ij,…jd->…id", P, V)
+// with an optional Cast back to the I/O type and inference-time Dropout or
+// Identity between the softmax and the product.
+
+func (m *matcher) matchOutput(p *graph.Value, s *Site) ([]*graph.Node, *Reject) {
+	var nodes []*graph.Node
+	for steps := 0; steps < 8; steps++ {
+		if r := m.onlyUse(p); r != nil {
+			return nil, r
+		}
+		n := p.Uses()[0].Node
+		idx := p.Uses()[0].Index
+		nodes = append(nodes, n)
+		switch {
+		case isFloatCast(n):
+			s.SoftCasts = true
+			p = n.Output(0)
+		case n.Is("Identity") || (n.Is("Dropout") && dropoutIsIdentity(n)):
+			if n.Is("Dropout") && len(n.Outputs) > 1 && n.Outputs[1] != nil && len(n.Outputs[1].Uses()) > 0 {
+				return nil, reject(n.Label(), "dropout %q's mask output is used", n.Label())
+			}
+			p = n.Output(0)
+		case n.Is("MatMul") && idx == 0:
+			s.V, s.Output = n.Input(1), n.Output(0)
+			return nodes, nil
+		case n.Is("Transpose") && swapsLastTwo(n):
+			pt := n.Output(0)
+			if r := m.onlyUse(pt); r != nil {
+				return nil, r
+			}
+			mm := pt.Uses()[0].Node
+			if !mm.Is("MatMul") || pt.Uses()[0].Index != 1 {
+				return nil, reject(pt.Name, "transposed probabilities %q feed %s, not MatMul(V, Aᵀ)", pt.Name, mm.OpType)
+			}
+			s.V, s.VChannelsFirst, s.Output = mm.Input(0), true, mm.Output(0)
+			return append(nodes, mm), nil
+		case n.Is("Einsum"):
+			if r := m.matchPVEinsum(n, idx, s); r != nil {
+				return nil, r
+			}
+			return nodes, nil
+		default:
+			return nil, reject(n.Label(), "the probabilities feed %s (node %q), not a product with V", n.OpType, n.Label())
+		}
+	}
+	return nil, reject(p.Name, "too many steps after the softmax")
+}
+
+func dropoutIsIdentity(n *graph.Node) bool {
+	// Inference graphs: training_mode absent or constant false.
+	if t := n.Input(2); t != nil {
+		v, ok := t.Scalar()
+		return ok && v == 0
+	}
+	return true
+}
+
+// swapsLastTwo reports whether a Transpose exchanges the last two axes only.
+func swapsLastTwo(n *graph.Node) bool {
+	perm := n.AttrInts("perm")
+	r := len(perm)
+	if r == 0 {
+		return n.Input(0).Type.Rank() == 2
+	}
+	if r < 2 || perm[r-1] != int64(r-2) || perm[r-2] != int64(r-1) {
+		return false
+	}
+	for i := 0; i < r-2; i++ {
+		if perm[i] != int64(i) {
+			return false
+		}
+	}
+	return true
+}
+
+func (m *matcher) matchPVEinsum(n *graph.Node, idx int, s *Site) *Reject {
+	eq := n.AttrString("equation", "")
+	ins, out, ok := graph.ParseEinsum(eq)
+	if !ok || len(ins) != 2 || idx != 0 {
+		return reject(n.Label(), "einsum %q is not P·V", eq)
+	}
+	a, b := ins[0], ins[1]
+	k := len(a)
+	if k < 2 || len(b) != k || len(out) != k {
+		return reject(n.Label(), "einsum %q is not a batched P·V", eq)
+	}
+	i, j := a[k-2], a[k-1]
+	if b[:k-2] != a[:k-2] || out[:k-2] != a[:k-2] || out[k-2] != i {
+		return reject(n.Label(), "einsum %q is not a batched P·V", eq)
+	}
+	d := out[k-1]
+	if b[k-2] != j || b[k-1] != d {
+		return reject(n.Label(), "einsum %q does not contract the key axis of P with V", eq)
+	}
+	s.V, s.Output = n.Input(1), n.Output(0)
+	return nil
+}

@@ -1,0 +1,194 @@
+package passes
+
+import (
+	"math"
+	"strings"
+
+	"github.com/attnopt/attnopt/graph"
+)
+
+// matchScoreChain walks back from the softmax input through the elementwise
+// steps exporters put between Q·Kᵀ and the softmax (cast, scale, mask) to the
+// score product itself. Every step's output must feed only the next step.
+func (m *matcher) matchScoreChain(v *graph.Value, s *Site) ([]*graph.Node, *Reject) {
+	s.Scale, s.ScaleForm = 1, "none"
+	s.Mask = MaskNone
+	var nodes []*graph.Node
+	for steps := 0; ; steps++ {
+		if steps > 16 {
+			return nil, reject(v.Name, "more than 16 elementwise steps between the score product and the softmax")
+		}
+		p := v.Producer()
+		if p == nil {
+			return nil, reject(v.Name, "softmax input %q is not computed from a Q·Kᵀ product (it is a graph input or constant)", v.Name)
+		}
+		if r := m.onlyUse(v); r != nil {
+			return nil, r
+		}
+		nodes = append(nodes, p)
+		switch {
+		case isFloatCast(p):
+			s.SoftCasts = true
+			v = p.Input(0)
+		case p.Is("Mul") || p.Is("Div"):
+			next, r := m.peelScale(p, s, "scores")
+			if r != nil {
+				return nil, r
+			}
+			v = next
+		case p.Is("Add"):
+			next, r := m.peelAddMask(p, s)
+			if r != nil {
+				return nil, r
+			}
+			v = next
+		case p.Is("Where"):
+			next, r := m.peelWhereMask(p, s)
+			if r != nil {
+				return nil, r
+			}
+			v = next
+		case p.Is("MatMul"):
+			if r := m.matchQKMatMul(p, s); r != nil {
+				return nil, r
+			}
+			return nodes, nil
+		case p.Is("Einsum"):
+			if r := m.matchQKEinsum(p, s); r != nil {
+				return nil, r
+			}
+			return nodes, nil
+		default:
+			return nil, reject(p.Label(), "the scores pass through %s (node %q), which is not a cast, scale, mask or Q·Kᵀ product", p.OpType, p.Label())
+		}
+	}
+}
+
+// peelScale takes a Mul or Div by a constant scalar off one side of n and
+// folds it into the site's scale; it returns the other operand.
+func (m *matcher) peelScale(n *graph.Node, s *Site, where string) (*graph.Value, *Reject) {
+	a, b := n.Input(0), n.Input(1)
+	x, c := a, b
+	if _, ok := b.Scalar(); !ok && n.Is("Mul") {
+		if _, ok := a.Scalar(); ok {
+			x, c = b, a
+		}
+	}
+	val, ok := c.Scalar()
+	if !ok {
+		if c.Type.Ranked && c.Type.Shape.Numel().Static() && c.Type.Shape.Numel().C == 1 {
+			return nil, reject(c.Name, "scale %q of node %q is not a constant (it is computed from values shape inference cannot fold)", c.Name, n.Label())
+		}
+		if c.Const != nil || (c.Type.Ranked && len(c.Type.Shape) > 0) {
+			return nil, reject(c.Name, "node %q scales by %q, which is not a scalar (per-element scale)", n.Label(), c.Name)
+		}
+		return nil, reject(c.Name, "scale %q of node %q is not a constant scalar", c.Name, n.Label())
+	}
+	if n.Is("Div") {
+		if c == a {
+			return nil, reject(n.Label(), "node %q divides a constant by the scores", n.Label())
+		}
+		if val == 0 {
+			return nil, reject(c.Name, "node %q divides by zero", n.Label())
+		}
+		val = 1 / val
+	}
+	s.Scale *= val
+	switch {
+	case s.ScaleForm == "none":
+		s.ScaleForm = where
+	case s.ScaleForm != where && !strings.Contains(s.ScaleForm, where):
+		s.ScaleForm = s.ScaleForm + "_and_" + where
+	}
+	return x, nil
+}
+
+// negInf reports whether x is a fill that removes a key: -inf, or a finite
+// value so negative that exp underflows in every float type (finfo.min).
+func negInf(x float64) bool { return math.IsInf(x, -1) || x <= -1e30 }
+
+// matchQKMatMul records Q and Kᵀ from MatMul(Q, Kᵀ), peeling a scale on
+// either side.
+func (m *matcher) matchQKMatMul(n *graph.Node, s *Site) *Reject {
+	s.ScoreOp = "MatMul"
+	q, r := m.peelOperandScale(n.Input(0), s, "q")
+	if r != nil {
+		return r
+	}
+	kt, r := m.peelOperandScale(n.Input(1), s, "k")
+	if r != nil {
+		return r
+	}
+	s.Q, s.K, s.KTransposed = q, kt, true
+	if s.ScaleForm == "q_and_k" || s.ScaleForm == "k_and_q" {
+		s.ScaleForm = "q_and_k"
+	}
+	return nil
+}
+
+// peelOperandScale removes Mul/Div by a scalar from an operand of the score
+// product when that scaled operand feeds nothing else.
+func (m *matcher) peelOperandScale(v *graph.Value, s *Site, side string) (*graph.Value, *Reject) {
+	for i := 0; i < 4; i++ {
+		p := v.Producer()
+		if p == nil || !(p.Is("Mul") || p.Is("Div")) || len(v.Uses()) != 1 {
+			return v, nil
+		}
+		a, b := p.Input(0), p.Input(1)
+		_, okA := a.Scalar()
+		_, okB := b.Scalar()
+		if !okB && !(okA && p.Is("Mul")) {
+			return v, nil
+		}
+		next, r := m.peelScale(p, s, side)
+		if r != nil {
+			return nil, r
+		}
+		s.extra = append(s.extra, p)
+		v = next
+	}
+	return v, nil
+}
+
+// einsum variants of the score product: Kᵀ given as "…jd" (natural) or
+// "…dj" (transposed).
+func (m *matcher) matchQKEinsum(n *graph.Node, s *Site) *Reject {
+	s.ScoreOp = "Einsum"
+	eq := n.AttrString("equation", "")
+	ins, out, ok := graph.ParseEinsum(eq)
+	if !ok || len(ins) != 2 {
+		return reject(n.Label(), "einsum %q is not a two-operand contraction", eq)
+	}
+	a, b := ins[0], ins[1]
+	if len(a) < 2 || len(a) != len(b) || len(out) != len(a) {
+		return reject(n.Label(), "einsum %q is not a batched Q·Kᵀ", eq)
+	}
+	k := len(a)
+	batch := a[:k-2]
+	i, d := a[k-2], a[k-1]
+	if out[:k-2] != batch || b[:k-2] != batch || out[k-2] != i {
+		return reject(n.Label(), "einsum %q is not a batched Q·Kᵀ", eq)
+	}
+	j := out[k-1]
+	switch {
+	case b[k-2] == j && b[k-1] == d:
+		s.KTransposed = false
+	case b[k-2] == d && b[k-1] == j:
+		s.KTransposed = true
+	default:
+		return reject(n.Label(), "einsum %q does not contract the head dim of Q and K", eq)
+	}
+	q, r := m.peelOperandScale(n.Input(0), s, "q")
+	if r != nil {
+		return r
+	}
+	kv, r := m.peelOperandScale(n.Input(1), s, "k")
+	if r != nil {
+		return r
+	}
+	s.Q, s.K = q, kv
+	if s.ScaleForm == "k_and_q" {
+		s.ScaleForm = "q_and_k"
+	}
+	return nil
+}

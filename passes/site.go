@@ -1,0 +1,135 @@
+// Package passes finds attention sites in a graph and rewrites them. The
+// matcher is split by pattern family (softmax, scores, scale, mask, output);
+// each family lists its variants in a table and every check that rejects a
+// candidate returns a Reject naming the node or value at fault.
+package passes
+
+import (
+	"fmt"
+
+	"github.com/attnopt/attnopt/graph"
+)
+
+// MaskKind is how a site masks its scores.
+type MaskKind string
+
+const (
+	MaskNone     MaskKind = "none"
+	MaskBool     MaskKind = "bool"     // true = attend
+	MaskAdditive MaskKind = "additive" // added to the scores
+)
+
+// Site is one attention computation softmax(Q·Kᵀ·scale + mask)·V.
+type Site struct {
+	ID    int
+	Nodes []*graph.Node // every node the rewrite replaces, in graph order
+
+	Q *graph.Value // (…, Nq, Dqk), before any scale the site applies
+	// K is the right operand of the score product after peeling the scale:
+	// (…, Dqk, Nk) when KTransposed (MatMul(Q, Kᵀ)), else (…, Nk, Dqk). The
+	// rewrite derives K's natural layout from it and the Transpose that
+	// produced it, if any.
+	K           *graph.Value
+	KTransposed bool
+	// V is (…, Nk, Dv); VChannelsFirst marks the SAGAN form out = V·Aᵀ
+	// where V is (…, Dv, Nk) and the output (…, Dv, Nq).
+	V              *graph.Value
+	VChannelsFirst bool
+	Output         *graph.Value
+
+	Scale     float64
+	ScaleForm string // none, scores, q, q_and_k
+
+	Mask      MaskKind
+	MaskValue *graph.Value // bool (true = attend) or additive tensor, unexpanded
+	MaskFill  *float64     // finite fill of Where(mask, x, fill), kept as additive
+	MaskForm  string       // add, where, add_where, causal_where
+	// MaskInverted marks a condition that is true for keys to drop.
+	MaskInverted bool
+	Causal       bool
+
+	ScoreOp   string // MatMul or Einsum
+	Softmax   *graph.Node
+	SoftCasts bool // Cast to float32 around the softmax (fp16/bf16 models)
+	Rank      int
+
+	// Shapes; heads folded into the batch of a rank-3 bmm are recovered
+	// when a Reshape shows them.
+	Batch, Heads, KVHeads, QLen, KVLen, HeadDim, VHeadDim graph.Dim
+	DType                                                 graph.DType
+	Variant                                               string
+
+	extra []*graph.Node // operand-scale nodes peeled off Q or Kᵀ
+}
+
+// Reject says why a candidate Softmax is not a site; At names the node or
+// value at fault.
+type Reject struct {
+	Softmax *graph.Node
+	At      string
+	Reason  string
+}
+
+func (r *Reject) Error() string { return r.At + ": " + r.Reason }
+
+func reject(at, format string, args ...any) *Reject {
+	return &Reject{At: at, Reason: fmt.Sprintf(format, args...)}
+}
+
+// ScoreBytes is B·H·Nq·Nk·e, the size of one materialised score tensor.
+func (s *Site) ScoreBytes() (int64, bool) {
+	e := int64(s.DType.Bits() / 8)
+	return prodDims(s.Batch, s.Heads, s.QLen, s.KVLen, graph.D(e))
+}
+
+// FusedBytes is what a fused op holds: Q, K, V, O and a float32 row
+// statistic per query (DESIGN.md §6).
+func (s *Site) FusedBytes() (int64, bool) {
+	e := graph.D(int64(s.DType.Bits() / 8))
+	terms := [][]graph.Dim{
+		{e, s.Batch, s.Heads, s.QLen, s.HeadDim},
+		{e, s.Batch, s.KVHeads, s.KVLen, s.HeadDim},
+		{e, s.Batch, s.KVHeads, s.KVLen, s.VHeadDim},
+		{e, s.Batch, s.Heads, s.QLen, s.VHeadDim},
+		{graph.D(4), s.Batch, s.Heads, s.QLen},
+	}
+	var total int64
+	for _, t := range terms {
+		v, ok := prodDims(t...)
+		if !ok || total+v < total {
+			return 0, false
+		}
+		total += v
+	}
+	return total, true
+}
+
+func prodDims(ds ...graph.Dim) (int64, bool) {
+	p := graph.D(1)
+	for _, d := range ds {
+		p = p.Mul(d)
+	}
+	return p.Value()
+}
+
+// Fused is an attention op that is already fused.
+type Fused struct {
+	Node *graph.Node
+}
+
+// fusedOps are the ops that already compute attention without an N² tensor
+// in the graph, keyed by domain then op type.
+var fusedOps = map[string]map[string]bool{
+	"":              {"Attention": true},
+	"com.microsoft": {"Attention": true, "MultiHeadAttention": true, "GroupQueryAttention": true, "PackedAttention": true, "PackedMultiHeadAttention": true, "DecoderMaskedMultiHeadAttention": true, "DecoderMaskedSelfAttention": true, "DecoderAttention": true, "SparseAttention": true, "PagedAttention": true, "QAttention": true, "LongformerAttention": true},
+	"attnopt":       {"FlashAttention": true, "WindowAttention": true},
+}
+
+// IsFusedAttention reports whether n is an already-fused attention op.
+func IsFusedAttention(n *graph.Node) bool {
+	d := n.Domain
+	if d == "ai.onnx" {
+		d = ""
+	}
+	return fusedOps[d][n.OpType]
+}
