@@ -1,0 +1,97 @@
+// Device-side pieces shared by the SIMT and tensor-core kernels: element
+// conversion, mask reads, and the mapping from a thread block to its query
+// rows and key rows (a dense sequence for FlashAttention, one window of the
+// grid for WindowAttention). Both kernels implement the same online softmax
+// as the CPU core (src/cpu/attention_core.cpp).
+#ifndef ATTNOPT_CUDA_DEVICE_COMMON_CUH_
+#define ATTNOPT_CUDA_DEVICE_COMMON_CUH_
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#include "common/window_geometry.h"
+
+namespace attnopt {
+namespace cuda {
+
+// Everything a kernel needs, passed by value (kernel parameter space).
+struct KernelArgs {
+  const void* q;
+  const void* k;
+  const void* v;
+  void* o;
+  int64_t qs[4], ks[4], vs[4], os[4];  // (b, h, n, d) strides in elements
+  int64_t len_q, len_k;
+  int dqk, dv;
+  int group;  // Hq / Hkv
+  float scale;
+  int mask_type;  // attnopt_mask_type
+  const void* mask;
+  int64_t ms[4];
+  int causal;
+  int64_t causal_offset;  // len_k - len_q
+  WindowGeometry geo;     // WindowAttention only
+  int64_t tiles_per_window;
+  // 16-byte vector loads are legal (tensor-core path): contiguous feature
+  // axis, 8-element aligned strides and base, head dim a multiple of 8.
+  int q_vec, k_vec, v_vec;
+};
+
+template <typename T> __device__ __forceinline__ float to_float(T x);
+template <> __device__ __forceinline__ float to_float<float>(float x) { return x; }
+template <> __device__ __forceinline__ float to_float<__half>(__half x) { return __half2float(x); }
+template <> __device__ __forceinline__ float to_float<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+template <typename T> __device__ __forceinline__ T from_float(float x);
+template <> __device__ __forceinline__ float from_float<float>(float x) { return x; }
+template <> __device__ __forceinline__ __half from_float<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+
+// Additive form of one mask element (bool false -> -inf), as on the CPU.
+__device__ __forceinline__ float mask_value(int type, const void* mask, int64_t off) {
+  switch (type) {
+    case 1: return static_cast<const uint8_t*>(mask)[off] ? 0.0f : -INFINITY;
+    case 2: return static_cast<const float*>(mask)[off];
+    case 3: return __half2float(static_cast<const __half*>(mask)[off]);
+    case 4: return __bfloat162float(static_cast<const __nv_bfloat16*>(mask)[off]);
+    default: return 0.0f;
+  }
+}
+
+// The query/key rows one block works on. blockIdx.x is a query tile of the
+// sequence (dense) or a (window, query tile) pair; y = query head, z = batch.
+template <bool WINDOW>
+struct Segment {
+  int64_t window;  // WindowAttention: flat window id
+  int64_t q0;      // first query row (position within the segment) of the tile
+  int64_t nq, nk;  // rows in the segment
+  const WindowGeometry* geo;
+
+  __device__ __forceinline__ Segment(const KernelArgs& a, int64_t tile_rows) : geo(&a.geo) {
+    if (WINDOW) {
+      window = blockIdx.x / a.tiles_per_window;
+      q0 = (blockIdx.x % a.tiles_per_window) * tile_rows;
+      nq = nk = a.geo.window_size(window);
+    } else {
+      window = 0;
+      q0 = static_cast<int64_t>(blockIdx.x) * tile_rows;
+      nq = a.len_q;
+      nk = a.len_k;
+    }
+  }
+  // Token (sequence position) of row i of the segment.
+  __device__ __forceinline__ int64_t token(int64_t i) const { return WINDOW ? geo->member_token(window, i) : i; }
+};
+
+// Keys a dense causal tile of queries [q0, q0 + rows) can ever see.
+__device__ __forceinline__ int64_t causal_key_end(const KernelArgs& a, int64_t q0, int64_t rows, int64_t nk) {
+  if (!a.causal) return nk;
+  const int64_t end = q0 + rows + a.causal_offset;  // last query's limit + 1
+  return end < 0 ? 0 : (end < nk ? end : nk);
+}
+
+}  // namespace cuda
+}  // namespace attnopt
+
+#endif  // ATTNOPT_CUDA_DEVICE_COMMON_CUH_

@@ -1,0 +1,32 @@
+// Host-side launchers of the CUDA kernels (called from launch.cu).
+#ifndef ATTNOPT_CUDA_KERNELS_H_
+#define ATTNOPT_CUDA_KERNELS_H_
+
+#include <cuda_runtime.h>
+
+#include "attnopt/attnopt.h"
+#include "cuda/device_common.cuh"
+
+namespace attnopt {
+namespace cuda {
+
+// Grid of a launch: x = query tiles (or windows x tiles), y = Hq, z = batch.
+struct LaunchShape {
+  int64_t batch, heads_q;
+  int64_t segments;  // 1 for FlashAttention, number of windows otherwise
+  int64_t rows;      // rows per segment (len_q, or the largest window)
+};
+
+// SIMT kernel: any GPU from sm_60, every dtype. Returns a CUDA error code.
+cudaError_t launch_simt(attnopt_dtype dtype, bool window, KernelArgs args, const LaunchShape& shape,
+                        cudaStream_t stream);
+
+// Tensor-core kernel: sm_80+, f16/bf16. Returns cudaErrorNotSupported when the
+// configuration does not fit (then the caller falls back to SIMT).
+cudaError_t launch_mma(attnopt_dtype dtype, bool window, KernelArgs args, const LaunchShape& shape,
+                       cudaStream_t stream);
+
+}  // namespace cuda
+}  // namespace attnopt
+
+#endif  // ATTNOPT_CUDA_KERNELS_H_

@@ -1,0 +1,111 @@
+// CUDA entry points of the C ABI: validate, translate the parameters into
+// KernelArgs, and pick the kernel: tensor cores (sm_80+, f16/bf16) when the
+// shared-memory budget allows, the SIMT kernel otherwise. ATTNOPT_CUDA_PATH=
+// simt forces the SIMT kernel (used by the GPU check to test both paths).
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "attnopt/attnopt.h"
+#include "cuda/kernels.h"
+
+namespace attnopt {
+namespace cuda {
+namespace {
+
+bool vec_ok(const void* p, const int64_t s[4], int64_t dim) {
+  return s[3] == 1 && dim % 8 == 0 && s[0] % 8 == 0 && s[1] % 8 == 0 && s[2] % 8 == 0 &&
+         reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
+
+void copy4(int64_t dst[4], const int64_t src[4]) { std::memcpy(dst, src, 4 * sizeof(int64_t)); }
+
+bool force_simt() {
+  const char* e = std::getenv("ATTNOPT_CUDA_PATH");
+  return e && std::strcmp(e, "simt") == 0;
+}
+
+int dispatch(attnopt_dtype dtype, bool window, KernelArgs& a, const LaunchShape& s, void* stream) {
+  if (s.batch > 65535 || s.heads_q > 65535) return ATTNOPT_ERR_UNSUPPORTED;  // grid y/z limits
+  if (s.rows == 0 || s.segments == 0) return ATTNOPT_OK;
+  // The SIMT kernel's smallest query tile is 8 rows: check grid x for it.
+  if ((s.rows + 7) / 8 * s.segments > INT32_MAX) return ATTNOPT_ERR_UNSUPPORTED;
+  int dev = 0, major = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+    return ATTNOPT_ERR_CUDA;
+  const cudaStream_t st = static_cast<cudaStream_t>(stream);
+  if (dtype != ATTNOPT_F32 && major >= 8 && !force_simt()) {
+    const cudaError_t err = launch_mma(dtype, window, a, s, st);
+    if (err == cudaSuccess) return ATTNOPT_OK;
+    if (err != cudaErrorNotSupported) return ATTNOPT_ERR_CUDA;
+  }
+  return launch_simt(dtype, window, a, s, st) == cudaSuccess ? ATTNOPT_OK : ATTNOPT_ERR_CUDA;
+}
+
+}  // namespace
+}  // namespace cuda
+}  // namespace attnopt
+
+extern "C" {
+
+int attnopt_has_cuda(void) { return 1; }
+
+int attnopt_cuda_flash_attention_fwd(const attnopt_flash_params* p, void* stream) {
+  using namespace attnopt::cuda;
+  const int status = attnopt_flash_params_check(p);
+  if (status != ATTNOPT_OK) return status;
+  KernelArgs a{};
+  a.q = p->q.data;
+  a.k = p->k.data;
+  a.v = p->v.data;
+  a.o = p->o;
+  copy4(a.qs, p->q.stride);
+  copy4(a.ks, p->k.stride);
+  copy4(a.vs, p->v.stride);
+  copy4(a.os, p->o_stride);
+  a.len_q = p->len_q;
+  a.len_k = p->len_k;
+  a.dqk = static_cast<int>(p->dim_qk);
+  a.dv = static_cast<int>(p->dim_v);
+  a.group = static_cast<int>(p->heads_q / p->heads_kv);
+  a.scale = p->scale;
+  a.mask_type = p->mask_type;
+  a.mask = p->mask;
+  copy4(a.ms, p->mask_stride);
+  a.causal = p->causal != 0;
+  a.causal_offset = p->len_k - p->len_q;
+  a.q_vec = vec_ok(a.q, a.qs, a.dqk);
+  a.k_vec = vec_ok(a.k, a.ks, a.dqk);
+  a.v_vec = vec_ok(a.v, a.vs, a.dv);
+  const LaunchShape shape{p->batch, p->heads_q, 1, p->len_q};
+  return dispatch(p->dtype, false, a, shape, stream);
+}
+
+int attnopt_cuda_window_attention_fwd(const attnopt_window_params* p, void* stream) {
+  using namespace attnopt::cuda;
+  const int status = attnopt_window_params_check(p);
+  if (status != ATTNOPT_OK) return status;
+  KernelArgs a{};
+  a.q = p->q.data;
+  a.k = p->k.data;
+  a.v = p->v.data;
+  a.o = p->o;
+  copy4(a.qs, p->q.stride);
+  copy4(a.ks, p->k.stride);
+  copy4(a.vs, p->v.stride);
+  copy4(a.os, p->o_stride);
+  a.len_q = a.len_k = p->len;
+  a.dqk = static_cast<int>(p->dim_qk);
+  a.dv = static_cast<int>(p->dim_v);
+  a.group = static_cast<int>(p->heads_q / p->heads_kv);
+  a.scale = p->scale;
+  attnopt::make_window_geometry(p->ndim, p->grid, p->window, p->shift, &a.geo);
+  a.q_vec = vec_ok(a.q, a.qs, a.dqk);
+  a.k_vec = vec_ok(a.k, a.ks, a.dqk);
+  a.v_vec = vec_ok(a.v, a.vs, a.dv);
+  const LaunchShape shape{p->batch, p->heads_q, a.geo.num_windows(), a.geo.max_window_size()};
+  return dispatch(p->dtype, true, a, shape, stream);
+}
+
+}  // extern "C"
