@@ -115,6 +115,8 @@ def make_vae(name, exporter, opset, sdpa=False):
 if __name__ == "__main__":
     fam = Family("diffusers")
     fam.case("diffusers_unet", make_unet, "torchscript", 17, size=8)
+    # classic processor at a 16x16 latent: over the 2 MB limit (the all-zero baddbmm constants), recorded
+    fam.expected_failure("diffusers_unet_latent16", make_unet, "torchscript", 17, size=16)
     fam.case("diffusers_unet_sdpa", make_unet, "torchscript", 17, sdpa=True)
     fam.case("diffusers_unet_dynamo", make_unet, "dynamo", 18, size=8)
     fam.case("diffusers_unet_sdpa_dynamo_op23", make_unet, "dynamo", 23, sdpa=True)

@@ -93,7 +93,9 @@ if __name__ == "__main__":
     fam = Family("monai")
     fam.case("monai_unetr", make_unetr, "torchscript", 17)
     fam.case("monai_unetr_dynamo", make_unetr, "dynamo", 18)
-    fam.case("monai_swinunetr_instancenorm", make_swinunetr, "torchscript", 17)  # fails, recorded
+    fam.expected_failure("monai_swinunetr_instancenorm", make_swinunetr, "torchscript", 17)
     fam.case("monai_swinunetr", make_swinunetr, "torchscript", 17, norm="batch", depths=(1, 2, 1, 1))
+    # depths (2, 2, 2, 2) with the TorchScript exporter: over the 2 MB limit (folded shift masks), recorded
+    fam.expected_failure("monai_swinunetr_batchnorm_d2222", make_swinunetr, "torchscript", 17, norm="batch")
     fam.case("monai_swinunetr_dynamo", make_swinunetr, "dynamo", 18)
     fam.finish()

@@ -117,7 +117,7 @@ if __name__ == "__main__":
     fam.case("hf_bert_sdpa", make_bert, "torchscript", 17, impl="sdpa")
     fam.case("hf_bert_dynamo", make_bert, "dynamo", 18)
     fam.case("hf_bert_sdpa_dynamo_op23", make_bert, "dynamo", 23, impl="sdpa")
-    fam.case("hf_gpt2_nomask", make_gpt2, "torchscript", 17, with_mask=False)  # fails (torch.diff), recorded
+    fam.expected_failure("hf_gpt2_nomask", make_gpt2, "torchscript", 17, with_mask=False)
     fam.case("hf_gpt2", make_gpt2, "torchscript", 17)
     fam.case("hf_gpt2_dynamo", make_gpt2, "dynamo", 18)
     fam.case("hf_clip_vision", make_clip, "torchscript", 17)
