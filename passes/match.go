@@ -103,9 +103,9 @@ func (m *matcher) onlyUse(v *graph.Value) *Reject {
 			return reject(v.Name, "the intermediate %q is a graph output", v.Name)
 		}
 	}
-	if len(v.Uses()) != 1 {
+	if len(dataUses(v)) != 1 {
 		var other string
-		for _, u := range v.Uses() {
+		for _, u := range dataUses(v)[1:] {
 			other = u.Node.Label()
 		}
 		return reject(v.Name, "the intermediate %q is also used elsewhere (by node %q); fusing would drop it", v.Name, other)
@@ -132,4 +132,17 @@ func variantName(s *Site) string {
 		v += "/v-channels-first"
 	}
 	return v
+}
+
+// dataUses are the uses of v that read its contents. Shape and Size read
+// only its shape, which the rewrite recomputes from Q, K and V.
+func dataUses(v *graph.Value) []graph.Use {
+	var out []graph.Use
+	for _, u := range v.Uses() {
+		if u.Index >= 0 && (u.Node.Is("Shape") || u.Node.Is("Size")) {
+			continue
+		}
+		out = append(out, u)
+	}
+	return out
 }

@@ -17,8 +17,8 @@ func (m *matcher) matchOutput(p *graph.Value, s *Site) ([]*graph.Node, *Reject) 
 		if r := m.onlyUse(p); r != nil {
 			return nil, r
 		}
-		n := p.Uses()[0].Node
-		idx := p.Uses()[0].Index
+		n := dataUses(p)[0].Node
+		idx := dataUses(p)[0].Index
 		nodes = append(nodes, n)
 		switch {
 		case isFloatCast(n):
@@ -37,8 +37,8 @@ func (m *matcher) matchOutput(p *graph.Value, s *Site) ([]*graph.Node, *Reject) 
 			if r := m.onlyUse(pt); r != nil {
 				return nil, r
 			}
-			mm := pt.Uses()[0].Node
-			if !mm.Is("MatMul") || pt.Uses()[0].Index != 1 {
+			mm := dataUses(pt)[0].Node
+			if !mm.Is("MatMul") || dataUses(pt)[0].Index != 1 {
 				return nil, reject(pt.Name, "transposed probabilities %q feed %s, not MatMul(V, Aᵀ)", pt.Name, mm.OpType)
 			}
 			s.V, s.VChannelsFirst, s.Output = mm.Input(0), true, mm.Output(0)

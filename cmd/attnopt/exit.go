@@ -1,0 +1,46 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/attnopt/attnopt/graph"
+)
+
+// Exit codes, in one place (DESIGN.md §7).
+const (
+	exitOK       = 0
+	exitFailed   = 1 // validation failed, or check found a site over budget
+	exitBadInput = 2 // bad usage or bad input
+)
+
+// failedError carries exit code 1 with a message already printed or to print.
+type failedError struct{ msg string }
+
+func (e *failedError) Error() string { return e.msg }
+
+// usageError is a bad flag or argument.
+type usageError struct{ error }
+
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var fe *failedError
+	if errors.As(err, &fe) {
+		if fe.msg != "" {
+			fmt.Fprintln(stderr, "attnopt:", fe.msg)
+		}
+		return exitFailed
+	}
+	var ue usageError
+	if errors.As(err, &ue) || graph.IsInputError(err) {
+		fmt.Fprintln(stderr, "attnopt:", err)
+		return exitBadInput
+	}
+	// Anything else is also a problem with what we were given (I/O errors
+	// on the input or output path); never a panic.
+	fmt.Fprintln(stderr, "attnopt:", err)
+	return exitBadInput
+}

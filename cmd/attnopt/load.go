@@ -1,0 +1,52 @@
+package main
+
+import (
+	"github.com/attnopt/attnopt/graph"
+	"github.com/spf13/cobra"
+)
+
+// pinFlags are --shape and --dim, shared by the commands that analyse.
+type pinFlags struct {
+	shapes []string
+	dims   []string
+}
+
+func (p *pinFlags) register(c *cobra.Command) {
+	c.Flags().StringArrayVar(&p.shapes, "shape", nil, "pin an input's shape, NAME=1x3x224x224 (repeatable)")
+	c.Flags().StringArrayVar(&p.dims, "dim", nil, "pin a symbolic dim, SYM=N (repeatable)")
+}
+
+func (p *pinFlags) pins() (graph.Pins, error) {
+	pins := graph.Pins{Shapes: map[string][]int64{}, Dims: map[string]int64{}}
+	for _, s := range p.shapes {
+		name, dims, err := graph.ParseShapePin(s)
+		if err != nil {
+			return pins, usageError{err}
+		}
+		pins.Shapes[name] = dims
+	}
+	for _, s := range p.dims {
+		name, v, err := graph.ParseDimPin(s)
+		if err != nil {
+			return pins, usageError{err}
+		}
+		pins.Dims[name] = v
+	}
+	return pins, nil
+}
+
+// loadModel loads a model and applies the pins.
+func loadModel(path string, p *pinFlags) (*graph.Model, error) {
+	pins, err := p.pins()
+	if err != nil {
+		return nil, err
+	}
+	m, err := graph.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pins.Apply(m.Graph); err != nil {
+		return nil, &graph.InputError{File: path, Msg: err.Error()}
+	}
+	return m, nil
+}

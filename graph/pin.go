@@ -1,0 +1,102 @@
+package graph
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Pins fixes symbolic input dims: whole input shapes by name and single
+// symbols by name (DESIGN.md §6: --shape NAME=1x3x224x224, --dim SYM=N).
+type Pins struct {
+	Shapes map[string][]int64
+	Dims   map[string]int64
+}
+
+// ParseShapePin parses "NAME=1x3x224x224".
+func ParseShapePin(s string) (string, []int64, error) {
+	name, dims, ok := strings.Cut(s, "=")
+	if !ok || name == "" || dims == "" {
+		return "", nil, fmt.Errorf("--shape %q: want NAME=DxDx…", s)
+	}
+	var out []int64
+	for _, p := range strings.Split(dims, "x") {
+		v, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || v < 0 {
+			return "", nil, fmt.Errorf("--shape %q: %q is not a dimension", s, p)
+		}
+		out = append(out, v)
+	}
+	return name, out, nil
+}
+
+// ParseDimPin parses "SYM=N".
+func ParseDimPin(s string) (string, int64, error) {
+	name, val, ok := strings.Cut(s, "=")
+	v, err := strconv.ParseInt(val, 10, 64)
+	if !ok || name == "" || err != nil || v < 0 {
+		return "", 0, fmt.Errorf("--dim %q: want SYMBOL=N", s)
+	}
+	return name, v, nil
+}
+
+// Apply sets the pinned input types and re-runs shape inference.
+func (p Pins) Apply(g *Graph) error {
+	if len(p.Shapes) == 0 && len(p.Dims) == 0 {
+		return nil
+	}
+	for name, dims := range p.Shapes {
+		v := g.values[name]
+		if v == nil || v.Kind != KindInput {
+			return badInput("--shape names %q, which is not a graph input", name)
+		}
+		if v.Type.Ranked && len(v.Type.Shape) != len(dims) {
+			return badInput("--shape %s: input has rank %d, got %d dims", name, len(v.Type.Shape), len(dims))
+		}
+		v.Type.Shape, v.Type.Ranked = StaticShape(dims...), true
+	}
+	used := map[string]bool{}
+	for _, v := range g.Inputs {
+		for i, d := range v.Type.Shape {
+			if len(d.Syms) == 1 && d.C == 1 {
+				if x, ok := p.Dims[d.Syms[0]]; ok {
+					v.Type.Shape[i] = D(x)
+					used[d.Syms[0]] = true
+				}
+			}
+		}
+	}
+	for sym := range p.Dims {
+		if !used[sym] {
+			return badInput("--dim %s: no graph input has a dimension named %q", sym, sym)
+		}
+	}
+	// Forget what the first inference derived from the symbols.
+	for _, n := range g.Nodes {
+		for _, o := range n.Outputs {
+			if o != nil {
+				o.Type = Type{}
+				if n.OpType != "Constant" {
+					o.Sym, o.Const = nil, nil
+				}
+				if o.info != nil {
+					o.Type = typeFromProto(o.info.GetType())
+					o.Type = pinType(o.Type, p.Dims)
+				}
+			}
+		}
+	}
+	InferShapes(g)
+	return nil
+}
+
+func pinType(t Type, dims map[string]int64) Type {
+	for i, d := range t.Shape {
+		if len(d.Syms) == 1 && d.C == 1 {
+			if x, ok := dims[d.Syms[0]]; ok {
+				t.Shape[i] = D(x)
+			}
+		}
+	}
+	return t
+}

@@ -1,0 +1,30 @@
+// Command mkexamples writes the small example models bundled under
+// testdata/examples/ (go run ./internal/testgraph/mkexamples).
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/testgraph"
+)
+
+func main() {
+	dir := filepath.Join("testdata", "examples")
+	models := map[string]*testgraph.B{
+		// SAGAN self-attention at 64×64 (N = 4096): the GAN case of DESIGN.md §1, small.
+		"sagan_64x64.onnx": testgraph.SAGAN(17, 64, 64, 64),
+		// SDPA with a bool mask, 16 heads of dim 4, fp16.
+		"sdpa_mask_h16_d4.onnx": testgraph.SDPABoolMask(17, graph.Float16, 1, 16, 256, 4),
+		// BERT-style block with dynamic batch and sequence.
+		"bert_block_dynamic.onnx": testgraph.HFSelfAttention(17, "batch", "seq", 64, 4),
+	}
+	for name, b := range models {
+		if err := graph.WriteFileAtomic(filepath.Join(dir, name), b.Bytes()); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+}

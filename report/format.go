@@ -1,0 +1,101 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Format is an output format.
+type Format string
+
+const (
+	Text Format = "text"
+	JSON Format = "json"
+)
+
+// HumanBytes prints a size in binary units: 64.0 TiB, 16.0 GiB, 512 B.
+func HumanBytes(p *int64) string {
+	if p == nil {
+		return "?"
+	}
+	v := float64(*p)
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	i := 0
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	if i == 0 {
+		return strconv.FormatInt(*p, 10) + " B"
+	}
+	return fmt.Sprintf("%.1f %s", v, units[i])
+}
+
+// WriteJSON writes v as indented JSON with a trailing newline.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// Write renders the inspect report in the given format.
+func (r *Inspect) Write(w io.Writer, f Format, explain bool) error {
+	switch f {
+	case JSON:
+		if !explain {
+			c := *r
+			c.Rejected = nil
+			return WriteJSON(w, &c)
+		}
+		return WriteJSON(w, r)
+	case Text:
+		return r.writeText(w, explain)
+	}
+	return fmt.Errorf("unknown format %q", f)
+}
+
+func (r *Inspect) writeText(w io.Writer, explain bool) error {
+	fmt.Fprintf(w, "%s: %d attention site(s)", r.Model, len(r.Sites))
+	if len(r.Fused) > 0 {
+		fmt.Fprintf(w, ", %d already fused", len(r.Fused))
+	}
+	fmt.Fprintln(w)
+	if len(r.Sites) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "SITE\tSOFTMAX\tB\tH\tNq\tNk\tDqk\tDv\tDTYPE\tMASK\tSCALE\tSCORES\tFUSED")
+		for _, s := range r.Sites {
+			mask := s.Mask
+			if s.Causal {
+				mask += "+causal"
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.4g\t%s\t%s\n", s.ID, s.Softmax,
+				s.Dims.Batch, s.Dims.Heads, s.Dims.QLen, s.Dims.KVLen, s.Dims.HeadDim, s.Dims.VHeadDim,
+				s.DType, mask, s.Scale, HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes))
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "total: scores %s, fused %s\n", HumanBytes(r.Totals.ScoreBytes), HumanBytes(r.Totals.FusedBytes))
+	}
+	for _, f := range r.Fused {
+		dom := f.Domain
+		if dom == "" {
+			dom = "ai.onnx"
+		}
+		fmt.Fprintf(w, "already fused: %s.%s %s\n", dom, f.Op, f.Node)
+	}
+	if len(r.Sites) == 0 && len(r.Fused) == 0 {
+		fmt.Fprintln(w, "nothing to do: no MatMul→Softmax→MatMul attention found")
+	}
+	if explain {
+		if len(r.Rejected) == 0 {
+			fmt.Fprintln(w, "every Softmax is part of a site")
+		}
+		for _, x := range r.Rejected {
+			fmt.Fprintf(w, "not a site: Softmax %s: %s\n", x.Softmax, strings.TrimSpace(x.Reason))
+		}
+	}
+	return nil
+}

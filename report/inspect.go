@@ -1,0 +1,154 @@
+// Package report turns analysis results into what users read: tables on a
+// terminal and JSON for machines, behind one writer switch per report.
+package report
+
+import (
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes"
+)
+
+// Inspect is the `attnopt inspect` report (DESIGN.md §7).
+type Inspect struct {
+	Model    string           `json:"model"`
+	Opsets   map[string]int64 `json:"opsets"`
+	Sites    []SiteInfo       `json:"sites"`
+	Fused    []FusedInfo      `json:"fused"`
+	Totals   Totals           `json:"totals"`
+	Rejected []Rejection      `json:"rejected,omitempty"`
+}
+
+// SiteInfo is one attention site.
+type SiteInfo struct {
+	ID         int      `json:"id"`
+	Nodes      []string `json:"nodes"`
+	Softmax    string   `json:"softmax"`
+	Variant    string   `json:"variant"`
+	Q          string   `json:"q"`
+	K          string   `json:"k"`
+	V          string   `json:"v"`
+	Output     string   `json:"output"`
+	Batch      *int64   `json:"batch"`
+	Heads      *int64   `json:"heads"`
+	KVHeads    *int64   `json:"kv_heads"`
+	QLen       *int64   `json:"q_len"`
+	KVLen      *int64   `json:"kv_len"`
+	HeadDim    *int64   `json:"head_dim"`
+	VHeadDim   *int64   `json:"v_head_dim"`
+	Dims       Dims     `json:"dims"`
+	DType      string   `json:"dtype"`
+	Mask       string   `json:"mask"`
+	MaskShape  []any    `json:"mask_shape"`
+	Causal     bool     `json:"causal"`
+	Scale      float64  `json:"scale"`
+	ScoreBytes *int64   `json:"score_bytes"`
+	FusedBytes *int64   `json:"fused_bytes"`
+}
+
+// Dims gives every dim as text, symbolic ones included ("batch", "2*seq").
+type Dims struct {
+	Batch, Heads, QLen, KVLen, HeadDim, VHeadDim string
+}
+
+// FusedInfo is an attention op that is already fused.
+type FusedInfo struct {
+	Op     string `json:"op"`
+	Domain string `json:"domain"`
+	Node   string `json:"node"`
+	Output string `json:"output"`
+}
+
+// Totals sums the sites' memory; null when any site's size is unknown.
+type Totals struct {
+	Sites      int    `json:"sites"`
+	ScoreBytes *int64 `json:"score_bytes"`
+	FusedBytes *int64 `json:"fused_bytes"`
+}
+
+// Rejection is a Softmax that is not a site, and why.
+type Rejection struct {
+	Softmax string `json:"softmax"`
+	At      string `json:"at"`
+	Reason  string `json:"reason"`
+}
+
+func dimPtr(d graph.Dim) *int64 {
+	if v, ok := d.Value(); ok {
+		return &v
+	}
+	return nil
+}
+
+func bytesPtr(v int64, ok bool) *int64 {
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
+// NewInspect builds the report of one model.
+func NewInspect(path string, m *graph.Model, res *passes.Result) *Inspect {
+	r := &Inspect{Model: path, Opsets: map[string]int64{}, Sites: []SiteInfo{}, Fused: []FusedInfo{}}
+	for _, o := range m.Opsets {
+		d := o.Domain
+		if d == "" {
+			d = "ai.onnx"
+		}
+		r.Opsets[d] = o.Version
+	}
+	var score, fused int64
+	known := true
+	for _, s := range res.Sites {
+		si := NewSiteInfo(s)
+		r.Sites = append(r.Sites, si)
+		if si.ScoreBytes == nil || si.FusedBytes == nil {
+			known = false
+		} else {
+			score += *si.ScoreBytes
+			fused += *si.FusedBytes
+		}
+	}
+	r.Totals.Sites = len(res.Sites)
+	if known {
+		r.Totals.ScoreBytes, r.Totals.FusedBytes = &score, &fused
+	}
+	for _, n := range res.Fused {
+		fi := FusedInfo{Op: n.OpType, Domain: n.Domain, Node: n.Name}
+		if o := n.Output(0); o != nil {
+			fi.Output = o.Name
+		}
+		r.Fused = append(r.Fused, fi)
+	}
+	for _, rej := range res.Rejected {
+		r.Rejected = append(r.Rejected, Rejection{Softmax: rej.Softmax.Label(), At: rej.At, Reason: rej.Reason})
+	}
+	return r
+}
+
+// NewSiteInfo describes one site.
+func NewSiteInfo(s *passes.Site) SiteInfo {
+	si := SiteInfo{
+		ID: s.ID, Softmax: s.Softmax.Label(), Variant: s.Variant,
+		Q: s.Q.Name, K: s.K.Name, V: s.V.Name, Output: s.Output.Name,
+		Batch: dimPtr(s.Batch), Heads: dimPtr(s.Heads), KVHeads: dimPtr(s.KVHeads),
+		QLen: dimPtr(s.QLen), KVLen: dimPtr(s.KVLen),
+		HeadDim: dimPtr(s.HeadDim), VHeadDim: dimPtr(s.VHeadDim),
+		Dims: Dims{s.Batch.String(), s.Heads.String(), s.QLen.String(), s.KVLen.String(), s.HeadDim.String(), s.VHeadDim.String()},
+		DType: s.DType.String(), Mask: string(s.Mask), Causal: s.Causal, Scale: s.Scale,
+	}
+	for _, n := range s.Nodes {
+		si.Nodes = append(si.Nodes, n.Label())
+	}
+	if s.MaskValue != nil && s.MaskValue.Type.Ranked {
+		si.MaskShape = []any{}
+		for _, d := range s.MaskValue.Type.Shape {
+			if v, ok := d.Value(); ok {
+				si.MaskShape = append(si.MaskShape, v)
+			} else {
+				si.MaskShape = append(si.MaskShape, d.String())
+			}
+		}
+	}
+	si.ScoreBytes = bytesPtr(s.ScoreBytes())
+	si.FusedBytes = bytesPtr(s.FusedBytes())
+	return si
+}
