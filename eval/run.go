@@ -1,0 +1,226 @@
+package eval
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+
+	"github.com/attnopt/attnopt/graph"
+)
+
+// Options control a run.
+type Options struct {
+	// Threads bounds the goroutines of parallel kernels; 0 means
+	// runtime.NumCPU().
+	Threads int
+}
+
+// opCtx is what a kernel sees of its node.
+type opCtx struct {
+	node    *graph.Node
+	opset   int64
+	threads int
+}
+
+func (c *opCtx) attrInt(name string, def int64) int64 { return c.node.AttrInt(name, def) }
+func (c *opCtx) attrFloat(name string, def float32) float32 {
+	return c.node.AttrFloat(name, def)
+}
+func (c *opCtx) attrInts(name string) []int64 { return c.node.AttrInts(name) }
+func (c *opCtx) attrString(name, def string) string {
+	return c.node.AttrString(name, def)
+}
+func (c *opCtx) hasAttr(name string) bool { return c.node.Attr(name) != nil }
+
+// kernel computes a node's outputs from its inputs (nil for omitted ones).
+type kernel func(c *opCtx, in []*Tensor) ([]*Tensor, error)
+
+var kernels = map[string]kernel{}
+
+func opKey(domain, op string) string {
+	if domain == "ai.onnx" {
+		domain = ""
+	}
+	return domain + "\x00" + op
+}
+
+func register(domain, op string, k kernel) { kernels[opKey(domain, op)] = k }
+
+func domainName(d string) string {
+	if d == "" {
+		return "ai.onnx"
+	}
+	return d
+}
+
+// Supports reports whether the runtime has a kernel for the node's op.
+func Supports(n *graph.Node) bool {
+	if n.OpType == "Constant" && (n.Domain == "" || n.Domain == "ai.onnx") {
+		return true
+	}
+	return kernels[opKey(n.Domain, n.OpType)] != nil
+}
+
+// UnsupportedOps lists "domain:Op" of every op in m the runtime cannot run.
+func UnsupportedOps(m *graph.Model) []string {
+	seen := map[string]bool{}
+	for _, n := range m.Graph.Nodes {
+		if !Supports(n) {
+			seen[domainName(n.Domain)+":"+n.OpType] = true
+		}
+	}
+	var out []string
+	for k := range seen {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Run executes m on the named inputs and returns every graph output by name.
+// Intermediates are dropped after their last use.
+func Run(m *graph.Model, inputs map[string]*Tensor, opts Options) (map[string]*Tensor, error) {
+	threads := opts.Threads
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	g := m.Graph
+	order, err := g.TopoOrder()
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range order {
+		if !Supports(n) {
+			return nil, fmt.Errorf("unsupported op %s (domain %s, opset %d)", n.OpType, domainName(n.Domain), m.Opset(n.Domain))
+		}
+	}
+	vals := map[string]*Tensor{}
+	for _, in := range g.Inputs {
+		t, ok := inputs[in.Name]
+		if !ok {
+			return nil, fmt.Errorf("missing input %q", in.Name)
+		}
+		if err := checkInput(in, t); err != nil {
+			return nil, err
+		}
+		vals[in.Name] = t
+	}
+	// Uses left per value; graph outputs are never freed.
+	left := map[string]int{}
+	keep := map[string]bool{}
+	for _, o := range g.Outputs {
+		keep[o.Name] = true
+	}
+	for _, n := range order {
+		for _, v := range n.Inputs {
+			if v != nil {
+				left[v.Name]++
+			}
+		}
+	}
+	get := func(v *graph.Value) (*Tensor, error) {
+		if t, ok := vals[v.Name]; ok {
+			return t, nil
+		}
+		if v.Kind == graph.KindInit && v.Const != nil {
+			t, err := FromGraph(v.Const)
+			if err != nil {
+				return nil, fmt.Errorf("initializer %q: %w", v.Name, err)
+			}
+			vals[v.Name] = t
+			return t, nil
+		}
+		return nil, fmt.Errorf("value %q is not computed", v.Name)
+	}
+	for _, n := range order {
+		in := make([]*Tensor, len(n.Inputs))
+		for i, v := range n.Inputs {
+			if v == nil || v.Name == "" {
+				continue
+			}
+			t, err := get(v)
+			if err != nil {
+				return nil, fmt.Errorf("node %s: %w", n.Label(), err)
+			}
+			in[i] = t
+		}
+		c := &opCtx{node: n, opset: m.Opset(n.Domain), threads: threads}
+		var outs []*Tensor
+		if n.OpType == "Constant" && (n.Domain == "" || n.Domain == "ai.onnx") {
+			var t *Tensor
+			t, err = constantNode(n)
+			outs = []*Tensor{t}
+		} else {
+			outs, err = kernels[opKey(n.Domain, n.OpType)](c, in)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("node %s (%s): %w", n.Label(), n.OpType, err)
+		}
+		for i, v := range n.Outputs {
+			if v == nil || v.Name == "" {
+				continue
+			}
+			if i >= len(outs) || outs[i] == nil {
+				return nil, fmt.Errorf("node %s (%s): output %d (%q) is not produced", n.Label(), n.OpType, i, v.Name)
+			}
+			vals[v.Name] = outs[i].normalize()
+		}
+		for _, v := range n.Inputs {
+			if v == nil {
+				continue
+			}
+			left[v.Name]--
+			if left[v.Name] == 0 && !keep[v.Name] {
+				delete(vals, v.Name)
+			}
+		}
+	}
+	res := map[string]*Tensor{}
+	for _, o := range g.Outputs {
+		t, err := get(o)
+		if err != nil {
+			return nil, err
+		}
+		res[o.Name] = t
+	}
+	return res, nil
+}
+
+func checkInput(v *graph.Value, t *Tensor) error {
+	if t == nil {
+		return fmt.Errorf("input %q is nil", v.Name)
+	}
+	if v.Type.DType != graph.Undefined && v.Type.DType != t.DType {
+		return fmt.Errorf("input %q: got %s, model declares %s", v.Name, t.DType, v.Type.DType)
+	}
+	if v.Type.Ranked {
+		if len(v.Type.Shape) != len(t.Shape) {
+			return fmt.Errorf("input %q: got shape %v, model declares %s", v.Name, t.Shape, v.Type.Shape)
+		}
+		for i, d := range v.Type.Shape {
+			if x, ok := d.Value(); ok && int(x) != t.Shape[i] {
+				return fmt.Errorf("input %q: got shape %v, model declares %s", v.Name, t.Shape, v.Type.Shape)
+			}
+		}
+	}
+	return nil
+}
+
+// constantNode evaluates a Constant node's attribute.
+func constantNode(n *graph.Node) (*Tensor, error) {
+	for _, a := range n.Attrs {
+		switch a.Name {
+		case "value":
+			return FromGraph(a.T)
+		case "value_float":
+			return FromFloats(nil, []float32{a.F}), nil
+		case "value_floats":
+			return FromFloats([]int{len(a.Floats)}, append([]float32{}, a.Floats...)), nil
+		case "value_int":
+			return FromInts(nil, []int64{a.I}), nil
+		case "value_ints":
+			return FromInts([]int{len(a.Ints)}, append([]int64{}, a.Ints...)), nil
+		}
+	}
+	return nil, fmt.Errorf("Constant without a supported value attribute")
+}
