@@ -132,7 +132,7 @@ func NewSiteInfo(s *passes.Site) SiteInfo {
 		Batch: dimPtr(s.Batch), Heads: dimPtr(s.Heads), KVHeads: dimPtr(s.KVHeads),
 		QLen: dimPtr(s.QLen), KVLen: dimPtr(s.KVLen),
 		HeadDim: dimPtr(s.HeadDim), VHeadDim: dimPtr(s.VHeadDim),
-		Dims: Dims{s.Batch.String(), s.Heads.String(), s.QLen.String(), s.KVLen.String(), s.HeadDim.String(), s.VHeadDim.String()},
+		Dims:  Dims{s.Batch.String(), s.Heads.String(), s.QLen.String(), s.KVLen.String(), s.HeadDim.String(), s.VHeadDim.String()},
 		DType: s.DType.String(), Mask: string(s.Mask), Causal: s.Causal, Scale: s.Scale,
 	}
 	for _, n := range s.Nodes {
