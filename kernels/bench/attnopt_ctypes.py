@@ -1,0 +1,116 @@
+"""ctypes binding of kernels/include/attnopt/attnopt.h.
+
+Pure standard library, so the binding itself is tested on machines without
+PyTorch (tests/abi_check.py) and reused by the GPU check (gpu_check.py).
+"""
+import ctypes
+
+F32, F16, BF16 = 0, 1, 2
+MASK_NONE, MASK_BOOL, MASK_F32, MASK_F16, MASK_BF16 = 0, 1, 2, 3, 4
+OK = 0
+
+I64x3 = ctypes.c_int64 * 3
+I64x4 = ctypes.c_int64 * 4
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("stride", I64x4)]
+
+
+class FlashParams(ctypes.Structure):
+    _fields_ = [
+        ("dtype", ctypes.c_int),
+        ("batch", ctypes.c_int64),
+        ("heads_q", ctypes.c_int64),
+        ("heads_kv", ctypes.c_int64),
+        ("len_q", ctypes.c_int64),
+        ("len_k", ctypes.c_int64),
+        ("dim_qk", ctypes.c_int64),
+        ("dim_v", ctypes.c_int64),
+        ("q", Tensor),
+        ("k", Tensor),
+        ("v", Tensor),
+        ("o", ctypes.c_void_p),
+        ("o_stride", I64x4),
+        ("mask_type", ctypes.c_int),
+        ("mask", ctypes.c_void_p),
+        ("mask_stride", I64x4),
+        ("scale", ctypes.c_float),
+        ("causal", ctypes.c_int),
+    ]
+
+
+class WindowParams(ctypes.Structure):
+    _fields_ = [
+        ("dtype", ctypes.c_int),
+        ("batch", ctypes.c_int64),
+        ("heads_q", ctypes.c_int64),
+        ("heads_kv", ctypes.c_int64),
+        ("len", ctypes.c_int64),
+        ("dim_qk", ctypes.c_int64),
+        ("dim_v", ctypes.c_int64),
+        ("q", Tensor),
+        ("k", Tensor),
+        ("v", Tensor),
+        ("o", ctypes.c_void_p),
+        ("o_stride", I64x4),
+        ("ndim", ctypes.c_int),
+        ("grid", I64x3),
+        ("window", I64x3),
+        ("shift", I64x3),
+        ("scale", ctypes.c_float),
+    ]
+
+
+def load(path):
+    """Loads libattnopt (or libattnopt_cpu) and declares the signatures."""
+    lib = ctypes.CDLL(path)
+    fp, wp = ctypes.POINTER(FlashParams), ctypes.POINTER(WindowParams)
+    for name, args in [
+        ("attnopt_cpu_flash_attention_fwd", [fp]),
+        ("attnopt_cpu_window_attention_fwd", [wp]),
+        ("attnopt_cuda_flash_attention_fwd", [fp, ctypes.c_void_p]),
+        ("attnopt_cuda_window_attention_fwd", [wp, ctypes.c_void_p]),
+        ("attnopt_flash_params_check", [fp]),
+        ("attnopt_window_params_check", [wp]),
+        ("attnopt_has_cuda", []),
+        ("attnopt_status_string", [ctypes.c_int]),
+        ("attnopt_cpu_set_num_threads", [ctypes.c_int]),
+    ]:
+        f = getattr(lib, name)
+        f.argtypes = args
+        f.restype = ctypes.c_int
+    lib.attnopt_status_string.restype = ctypes.c_char_p
+    lib.attnopt_cpu_set_num_threads.restype = None
+    return lib
+
+
+def tensor(ptr, strides):
+    """A Tensor from a pointer and (b, h, n, d) element strides."""
+    return Tensor(ptr, I64x4(*strides))
+
+
+def flash_params(dtype, dims, q, k, v, o, o_stride, scale, causal=False, mask=None, mask_type=MASK_NONE,
+                 mask_stride=(0, 0, 0, 0)):
+    """dims = (B, Hq, Hkv, Nq, Nk, Dqk, Dv); q/k/v = (pointer, strides)."""
+    b, hq, hkv, nq, nk, dqk, dv = dims
+    return FlashParams(dtype, b, hq, hkv, nq, nk, dqk, dv, tensor(*q), tensor(*k), tensor(*v), o,
+                       I64x4(*o_stride), mask_type, mask, I64x4(*mask_stride), scale, int(bool(causal)))
+
+
+def window_params(dtype, dims, q, k, v, o, o_stride, grid, window, shift, scale):
+    """dims = (B, Hq, Hkv, N, Dqk, Dv); grid/window/shift have 1..3 entries."""
+    b, hq, hkv, n, dqk, dv = dims
+    nd = len(grid)
+    pad = lambda xs: I64x3(*(list(xs) + [0] * (3 - nd)))
+    return WindowParams(dtype, b, hq, hkv, n, dqk, dv, tensor(*q), tensor(*k), tensor(*v), o, I64x4(*o_stride),
+                        nd, pad(grid), pad(window), pad(shift), scale)
+
+
+def bcast_strides(shape, strides):
+    """Strides over (B, H, Nq, Nk) of a mask of rank 2..4: right-aligned, 0 on size-1 axes."""
+    r = len(shape)
+    out = [0, 0, 0, 0]
+    for i in range(r):
+        out[4 - r + i] = 0 if shape[i] == 1 else strides[i]
+    return out

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# CI for kernels/: build the CPU library, the ONNX Runtime custom-op library
+# and the tests, run ctest (with ONNX Runtime's real CPU library), then make
+# sure every CUDA source compiles for sm_70, sm_75, sm_80, sm_86 and sm_90,
+# installing Debian's CUDA 11.8 toolkit first when nvcc is absent.
+# Usage (from anywhere, as root or with sudo): bash kernels/ci.sh
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+build="${ATTNOPT_BUILD_DIR:-$here/build}"
+jobs="$(nproc 2>/dev/null || echo 2)"
+stamp() { date +%s; }
+t_start=$(stamp)
+
+echo "== kernels: ONNX Runtime library and C API header"
+ort_lib="$(bash "$root/scripts/setup-ort.sh")"
+echo "ORT library: $ort_lib"
+ort_include=""
+if command -v go >/dev/null 2>&1; then
+  (cd "$root" && go mod download github.com/yalue/onnxruntime_go)
+  ort_include="$(ls -d "$(go env GOMODCACHE)"/github.com/yalue/onnxruntime_go@v1.27.* 2>/dev/null | tail -1)"
+fi
+if [[ -z "$ort_include" || ! -f "$ort_include/onnxruntime_c_api.h" ]]; then
+  echo "error: onnxruntime_c_api.h not found (needs Go and the onnxruntime_go module)" >&2
+  exit 1
+fi
+
+echo "== kernels: CPU build and tests"
+t0=$(stamp)
+cmake -S "$here" -B "$build/cpu" -DCMAKE_BUILD_TYPE=Release -DATTNOPT_CUDA=OFF \
+  -DORT_INCLUDE_DIR="$ort_include" -DATTNOPT_ORT_LIBRARY="$ort_lib"
+cmake --build "$build/cpu" -j "$jobs"
+ctest --test-dir "$build/cpu" --output-on-failure
+echo "CPU build + tests: $(( $(stamp) - t0 ))s"
+
+echo "== kernels: CUDA toolkit"
+t0=$(stamp)
+if ! command -v nvcc >/dev/null 2>&1; then
+  if [[ $EUID -ne 0 ]] && command -v sudo >/dev/null 2>&1; then
+    sudo bash "$here/scripts/install-cuda.sh"
+  else
+    bash "$here/scripts/install-cuda.sh"
+  fi
+fi
+nvcc --version | tail -1
+echo "CUDA toolkit ready: $(( $(stamp) - t0 ))s"
+
+echo "== kernels: CUDA build for sm_70 sm_75 sm_80 sm_86 sm_90"
+t0=$(stamp)
+cmake -S "$here" -B "$build/cuda" -DCMAKE_BUILD_TYPE=Release -DATTNOPT_CUDA=ON \
+  -DCMAKE_CUDA_ARCHITECTURES="70;75;80;86;90" \
+  -DORT_INCLUDE_DIR="$ort_include" -DATTNOPT_ORT_LIBRARY="$ort_lib"
+cmake --build "$build/cuda" -j "$jobs"
+# No GPU here: the CUDA-enabled libraries must still serve the CPU path.
+ctest --test-dir "$build/cuda" --output-on-failure
+echo "CUDA build: $(( $(stamp) - t0 ))s"
+echo "kernels CI passed in $(( $(stamp) - t_start ))s"

@@ -1,0 +1,33 @@
+/* Prints the C layout of the ABI structs, for tests/abi_check.py to compare
+ * with the ctypes binding in bench/attnopt_ctypes.py. */
+#include <stddef.h>
+#include <stdio.h>
+
+#include "attnopt/attnopt.h"
+
+#define FIELD(T, f) printf("  \"%s.%s\": %zu,\n", #T, #f, offsetof(T, f))
+
+int main(void) {
+  printf("{\n");
+  FIELD(attnopt_flash_params, batch);
+  FIELD(attnopt_flash_params, q);
+  FIELD(attnopt_flash_params, v);
+  FIELD(attnopt_flash_params, o);
+  FIELD(attnopt_flash_params, o_stride);
+  FIELD(attnopt_flash_params, mask_type);
+  FIELD(attnopt_flash_params, mask);
+  FIELD(attnopt_flash_params, mask_stride);
+  FIELD(attnopt_flash_params, scale);
+  FIELD(attnopt_flash_params, causal);
+  FIELD(attnopt_window_params, len);
+  FIELD(attnopt_window_params, o_stride);
+  FIELD(attnopt_window_params, ndim);
+  FIELD(attnopt_window_params, grid);
+  FIELD(attnopt_window_params, shift);
+  FIELD(attnopt_window_params, scale);
+  printf("  \"sizeof.attnopt_tensor\": %zu,\n", sizeof(attnopt_tensor));
+  printf("  \"sizeof.attnopt_flash_params\": %zu,\n", sizeof(attnopt_flash_params));
+  printf("  \"sizeof.attnopt_window_params\": %zu\n", sizeof(attnopt_window_params));
+  printf("}\n");
+  return 0;
+}
