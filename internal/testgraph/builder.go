@@ -127,13 +127,14 @@ func (b *B) Scalar(v float64) string { return b.Const(graph.Float32, nil, v) }
 // ScalarOf adds a scalar initializer of a given type.
 func (b *B) ScalarOf(dt graph.DType, v float64) string { return b.Const(dt, nil, v) }
 
-// I64 adds an int64 vector initializer.
+// I64 adds an int64 vector initializer (encoded exactly, not via float64).
 func (b *B) I64(vals ...int64) string {
-	f := make([]float64, len(vals))
-	for i, v := range vals {
-		f[i] = float64(v)
-	}
-	return b.Const(graph.Int64, []int64{int64(len(vals))}, f...)
+	name := b.fresh("c")
+	t := graph.NewInt64Tensor(name, []int64{int64(len(vals))}, vals)
+	raw, _ := t.Raw()
+	d := int32(graph.Int64)
+	b.g.Initializer = append(b.g.Initializer, &onnxpb.TensorProto{Name: proto.String(name), DataType: &d, Dims: t.Dims, RawData: raw})
+	return name
 }
 
 // ConstNode adds a Constant node holding an int64 vector (TorchScript style).

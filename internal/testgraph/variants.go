@@ -1,0 +1,198 @@
+package testgraph
+
+import (
+	"math"
+
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/graph/onnxpb"
+)
+
+// Opts describes one attention block; every variant of DESIGN.md §3 is a
+// parameter here rather than a copy of the builder.
+type Opts struct {
+	Opset       int64
+	DType       graph.DType
+	B, H, N, D  int // Dv = D unless DV is set
+	NK, DV      int
+	Rank        int    // 2, 3 or 4
+	Op          string // "MatMul" or "Einsum"
+	KForm       string // "transpose" (default), "pre" (K given as Kᵀ), "einsum-natural"
+	Scale       string // "none", "mul", "div", "q", "qk", "shape"
+	Mask        string // "none", "add", "where", "add_where", "where_inv", "where_finite", "causal"
+	Casts       bool   // Cast to float32 around the softmax
+	SoftmaxAxis int64  // 0 means -1 (or the opset default when Opset < 13)
+	ScoresOut   bool   // also expose the scores as a graph output (negative case)
+	Dropout     bool
+}
+
+func (o Opts) dims(last int) []any {
+	switch o.Rank {
+	case 2:
+		return []any{o.N, last}
+	case 3:
+		return []any{o.B * o.H, o.N, last}
+	}
+	return []any{o.B, o.H, o.N, last}
+}
+
+func (o Opts) kdims(n, last int) []any {
+	d := o.dims(last)
+	d[len(d)-2] = n
+	return d
+}
+
+func swapPerm(rank int) []int64 {
+	p := make([]int64, rank)
+	for i := range p {
+		p[i] = int64(i)
+	}
+	p[rank-1], p[rank-2] = p[rank-2], p[rank-1]
+	return p
+}
+
+// Attention builds one site with the given options; the output is "out".
+func Attention(o Opts) *B {
+	if o.Opset == 0 {
+		o.Opset = 17
+	}
+	if o.DType == graph.Undefined {
+		o.DType = graph.Float32
+	}
+	if o.Rank == 0 {
+		o.Rank = 4
+	}
+	if o.NK == 0 {
+		o.NK = o.N
+	}
+	if o.DV == 0 {
+		o.DV = o.D
+	}
+	if o.Op == "" {
+		o.Op = "MatMul"
+	}
+	b := New(o.Opset)
+	dt := o.DType
+	q := b.Input("q", dt, o.dims(o.D)...)
+	var k string
+	if o.KForm == "pre" {
+		kd := o.kdims(o.D, o.NK)
+		kd[len(kd)-2], kd[len(kd)-1] = o.D, o.NK
+		k = b.Input("k", dt, kd...)
+	} else {
+		k = b.Input("k", dt, o.kdims(o.NK, o.D)...)
+	}
+	v := b.Input("v", dt, o.kdims(o.NK, o.DV)...)
+	scale := 1 / math.Sqrt(float64(o.D))
+	switch o.Scale {
+	case "q":
+		q = b.Node("Mul", []string{q, b.ScalarOf(dt, scale)})
+	case "qk":
+		q = b.Node("Mul", []string{q, b.ScalarOf(dt, math.Sqrt(scale))})
+	}
+	var s string
+	letters := "bhij"[4-o.Rank:]
+	batch := letters[:o.Rank-2]
+	switch {
+	case o.Op == "Einsum" && o.KForm == "einsum-natural":
+		s = b.Node("Einsum", []string{q, k}, Str("equation", batch+"id,"+batch+"jd->"+batch+"ij"))
+	default:
+		kt := k
+		if o.KForm != "pre" {
+			kt = b.Node("Transpose", []string{k}, Ints("perm", swapPerm(o.Rank)...))
+		}
+		if o.Scale == "qk" {
+			kt = b.Node("Mul", []string{kt, b.ScalarOf(dt, math.Sqrt(scale))})
+		}
+		if o.Op == "Einsum" {
+			s = b.Node("Einsum", []string{q, kt}, Str("equation", batch+"id,"+batch+"dj->"+batch+"ij"))
+		} else {
+			s = b.Node("MatMul", []string{q, kt})
+		}
+	}
+	scores := s
+	if o.Casts {
+		s = b.Node("Cast", []string{s}, Int("to", int64(graph.Float32)))
+	}
+	sdt := dt
+	if o.Casts {
+		sdt = graph.Float32
+	}
+	switch o.Scale {
+	case "mul":
+		s = b.Node("Mul", []string{s, b.ScalarOf(sdt, scale)})
+	case "div":
+		s = b.Node("Div", []string{s, b.ScalarOf(sdt, math.Sqrt(float64(o.D)))})
+	case "shape":
+		sh := b.Node("Shape", []string{q})
+		last := b.Node("Slice", []string{sh, b.I64(-1), b.I64(math.MaxInt64)})
+		f := b.Node("Cast", []string{last}, Int("to", int64(sdt)))
+		s = b.Node("Div", []string{s, b.Node("Sqrt", []string{f})})
+	}
+	maskDims := []any{1, 1, o.N, o.NK}[4-max(o.Rank, 2):]
+	switch o.Mask {
+	case "add":
+		m := b.Input("mask", sdt, append([]any{o.B, 1, 1}, o.NK)[4-o.Rank:]...)
+		s = b.Node("Add", []string{s, m})
+	case "where":
+		m := b.Input("mask", graph.Bool, maskDims...)
+		s = b.Node("Where", []string{m, s, b.ScalarOf(sdt, NegInf)})
+	case "where_inv":
+		m := b.Input("mask", graph.Bool, maskDims...)
+		s = b.Node("Where", []string{m, b.ScalarOf(sdt, NegInf), s})
+	case "add_where":
+		m := b.Input("mask", graph.Bool, maskDims...)
+		s = b.Node("Add", []string{s, b.Node("Where", []string{m, b.ScalarOf(sdt, 0), b.ScalarOf(sdt, NegInf)})})
+	case "where_finite":
+		m := b.Input("mask", graph.Bool, maskDims...)
+		s = b.Node("Where", []string{m, s, b.ScalarOf(sdt, -10000)})
+	case "causal":
+		// GPT-2: a registered lower-triangular buffer sliced to the shapes.
+		size := max(o.N, o.NK) + 3
+		tril := make([]float64, size*size)
+		for i := 0; i < size; i++ {
+			for j := 0; j <= i; j++ {
+				tril[i*size+j] = 1
+			}
+		}
+		buf := b.Const(graph.Bool, []int64{1, 1, int64(size), int64(size)}, tril...)
+		ks := b.Node("Shape", []string{k})
+		kl := b.Node("Slice", []string{ks, b.I64(-2), b.I64(-1)})
+		qs := b.Node("Shape", []string{q})
+		ql := b.Node("Slice", []string{qs, b.I64(-2), b.I64(-1)})
+		start := b.Node("Sub", []string{kl, ql})
+		rows := b.Node("Slice", []string{buf, start, kl, b.I64(2)})
+		cond := b.Node("Slice", []string{rows, b.I64(0), kl, b.I64(3)})
+		s = b.Node("Where", []string{cond, s, b.ScalarOf(sdt, -10000)})
+	}
+	var smAttrs []*onnxpb.AttributeProto
+	if o.SoftmaxAxis != 0 {
+		smAttrs = append(smAttrs, Int("axis", o.SoftmaxAxis))
+	}
+	p := b.Node("Softmax", []string{s}, smAttrs...)
+	if o.Casts {
+		p = b.Node("Cast", []string{p}, Int("to", int64(dt)))
+	}
+	if o.Dropout {
+		p = b.Node("Dropout", []string{p})
+	}
+	if o.Op == "Einsum" {
+		p = b.Node("Einsum", []string{p, v}, Str("equation", batch+"ij,"+batch+"jd->"+batch+"id"))
+	} else {
+		p = b.Node("MatMul", []string{p, v})
+	}
+	b.rename(p, "out")
+	if o.ScoresOut {
+		b.Output(scores)
+	}
+	return b
+}
+
+// Classifier is a Linear → Softmax head: a Softmax that is not attention.
+func Classifier() *B {
+	b := New(17)
+	x := b.Input("x", graph.Float32, 2, 16)
+	y := b.Node("MatMul", []string{x, b.Weight(graph.Float32, 16, 10)})
+	p := b.Node("Softmax", []string{y}, Int("axis", -1))
+	b.rename(p, "out")
+	return b
+}
