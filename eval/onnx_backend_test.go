@@ -1,0 +1,46 @@
+package eval
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/attnopt/attnopt/graph"
+)
+
+const corpusDir = "/work/shared/corpus"
+
+// TestONNXBackendAttention runs ONNX's own Attention node tests (plain and
+// function-expanded) and compares with their stored outputs.
+func TestONNXBackendAttention(t *testing.T) {
+	dirs := listDirs(t, filepath.Join(corpusDir, "onnx", "*", "test_*"))
+	if len(dirs) == 0 {
+		t.Skip("ONNX backend corpus not present")
+	}
+	pass, skip := 0, 0
+	for _, dir := range dirs {
+		name := filepath.Base(filepath.Dir(dir)) + "/" + filepath.Base(dir)
+		ok := t.Run(name, func(t *testing.T) {
+			m, err := graph.Load(filepath.Join(dir, "model.onnx"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ins, want, err := loadDataSet(m, filepath.Join(dir, "test_data_set_0"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Run(m, ins, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, o := range m.Graph.Outputs {
+				if d := diff(got[o.Name], want[i], tolFor(want[i].DType), 0); d != "" {
+					t.Errorf("output %s: %s", o.Name, d)
+				}
+			}
+		})
+		if ok {
+			pass++
+		}
+	}
+	t.Logf("ONNX backend attention cases: %d folders, %d pass, %d skipped", len(dirs), pass, skip)
+}
