@@ -1,0 +1,35 @@
+package graph_test
+
+import (
+	"testing"
+
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/testgraph"
+	"github.com/attnopt/attnopt/passes"
+)
+
+// FuzzLoad: any bytes either load into a graph that verifies and matches, or
+// fail with an input error; never a panic or a huge allocation.
+func FuzzLoad(f *testing.F) {
+	f.Add(testgraph.SAGAN(17, 16, 4, 4).Bytes())
+	f.Add(testgraph.SDPABoolMask(17, graph.Float16, 1, 2, 8, 4).Bytes())
+	f.Add(testgraph.HFSelfAttention(17, "batch", "seq", 16, 2).Bytes())
+	f.Add(testgraph.Attention(testgraph.Opts{B: 1, H: 2, N: 4, D: 4, Mask: "causal"}).Bytes())
+	f.Add([]byte("not a model"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := graph.LoadBytes(data, "")
+		if err != nil {
+			if !graph.IsInputError(err) {
+				t.Fatalf("non-input error: %v", err)
+			}
+			return
+		}
+		if err := m.Graph.Verify(); err != nil {
+			t.Fatalf("loaded graph does not verify: %v", err)
+		}
+		passes.FindSites(m.Graph)
+		if _, err := m.Marshal(); err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+	})
+}
