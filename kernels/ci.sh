@@ -17,7 +17,7 @@ ort_lib="$(bash "$root/scripts/setup-ort.sh")"
 echo "ORT library: $ort_lib"
 ort_include=""
 if command -v go >/dev/null 2>&1; then
-  (cd "$root" && go mod download github.com/yalue/onnxruntime_go)
+  (cd "$root" && go mod download github.com/yalue/onnxruntime_go@v1.27.0)
   ort_include="$(ls -d "$(go env GOMODCACHE)"/github.com/yalue/onnxruntime_go@v1.27.* 2>/dev/null | tail -1)"
 fi
 if [[ -z "$ort_include" || ! -f "$ort_include/onnxruntime_c_api.h" ]]; then
