@@ -96,9 +96,13 @@ func (d Dim) Div(e Dim) (Dim, bool) {
 	return Dim{C: d.C / e.C, Syms: rest}, true
 }
 
-// Add adds dims; only static sums (and x+0) are representable.
+// Add adds dims. A sum involving symbols becomes one opaque symbol named by
+// its sorted terms ("past+seq"), so two computations of the same sum compare
+// equal (GPT-2's past + new key lengths).
 func (d Dim) Add(e Dim) Dim {
 	switch {
+	case d.Unknown || e.Unknown:
+		return UnknownDim
 	case d.Static() && e.Static():
 		return D(d.C + e.C)
 	case e.Static() && e.C == 0:
@@ -106,7 +110,29 @@ func (d Dim) Add(e Dim) Dim {
 	case d.Static() && d.C == 0:
 		return e
 	}
-	return UnknownDim
+	terms := append(sumTerms(d), sumTerms(e)...)
+	var c int64
+	var syms []string
+	for _, t := range terms {
+		if v, err := strconv.ParseInt(t, 10, 64); err == nil {
+			c += v
+		} else {
+			syms = append(syms, t)
+		}
+	}
+	sort.Strings(syms)
+	if c != 0 {
+		syms = append(syms, strconv.FormatInt(c, 10))
+	}
+	return Dim{C: 1, Syms: []string{strings.Join(syms, "+")}}
+}
+
+// sumTerms splits a dim into the terms of a sum.
+func sumTerms(d Dim) []string {
+	if len(d.Syms) == 1 && d.C == 1 && strings.Contains(d.Syms[0], "+") {
+		return strings.Split(d.Syms[0], "+")
+	}
+	return []string{d.String()}
 }
 
 func indexOf(xs []string, s string) int {

@@ -13,12 +13,16 @@ import (
 // Inverted conditions (Where(m, -inf, scores), masked_fill style) record the
 // mask as inverted; the rewrite negates it.
 
-func (m *matcher) setMask(s *Site, kind MaskKind, v *graph.Value, form string, at string) *Reject {
-	if s.Mask != MaskNone || s.Causal {
-		return reject(at, "a second mask (%q) on the same scores; only one mask per site is fused", v.Name)
+// addMask records one mask term. Several terms (a causal Where and a
+// padding bias, say) are combined by the rewrite into one additive bias.
+func (m *matcher) addMask(s *Site, t MaskTerm) {
+	t.Value = unexpand(t.Value)
+	s.Masks = append(s.Masks, t)
+	if len(s.Masks) == 1 {
+		s.Mask, s.MaskValue, s.MaskForm = t.Kind, t.Value, t.Form
+	} else {
+		s.Mask = MaskAdditive
 	}
-	s.Mask, s.MaskValue, s.MaskForm = kind, unexpand(v), form
-	return nil
 }
 
 // unexpand looks through an Expand whose input broadcasts the same way, so
@@ -42,17 +46,15 @@ func (m *matcher) peelAddMask(n *graph.Node, s *Site) (*graph.Value, *Reject) {
 	}
 	if w := bias.Producer(); w != nil && w.Is("Where") {
 		if cond, inv, ok := boolMaskOfWhere(w); ok {
-			if r := m.setMask(s, MaskBool, cond, "add_where", n.Label()); r != nil {
-				return nil, r
-			}
-			s.MaskInverted = inv
+			m.addMask(s, MaskTerm{Kind: MaskBool, Value: cond, Inverted: inv, Form: "add_where"})
 			return x, nil
 		}
 	}
 	if bias.Type.Ranked && x.Type.Ranked && len(bias.Type.Shape) > len(x.Type.Shape) {
 		return nil, reject(bias.Name, "bias %q has rank %d, more than the scores' %d", bias.Name, len(bias.Type.Shape), len(x.Type.Shape))
 	}
-	return x, m.setMask(s, MaskAdditive, bias, "add", n.Label())
+	m.addMask(s, MaskTerm{Kind: MaskAdditive, Value: bias, Form: "add"})
+	return x, nil
 }
 
 // scoreLike reports whether v looks like the running score tensor rather
@@ -106,28 +108,24 @@ func (m *matcher) peelWhereMask(n *graph.Node, s *Site) (*graph.Value, *Reject) 
 		return nil, reject(fill.Name, "node %q fills masked scores with %q, which is not a constant scalar", n.Label(), fill.Name)
 	}
 	if !inverted && isCausalTril(cond) {
-		if s.Mask != MaskNone || s.Causal {
-			return nil, reject(n.Label(), "a causal mask on top of another mask; only one mask per site is fused")
+		if s.Causal {
+			return nil, reject(n.Label(), "a second causal mask on the same scores")
 		}
 		// Every row of a bottom-right causal mask keeps at least one key, so
 		// a finite fill is equivalent to -inf here.
-		s.Causal, s.MaskForm = true, "causal_where"
+		s.Causal = true
+		if s.MaskForm == "" {
+			s.MaskForm = "causal_where"
+		}
 		return x, nil
 	}
 	if negInf(c) {
-		if r := m.setMask(s, MaskBool, cond, "where", n.Label()); r != nil {
-			return nil, r
-		}
-		s.MaskInverted = inverted
+		m.addMask(s, MaskTerm{Kind: MaskBool, Value: cond, Inverted: inverted, Form: "where"})
 		return x, nil
 	}
 	// A finite fill differs from a bool mask on fully masked rows; keep it
 	// as an additive mask Where(mask, 0, c) built by the rewrite.
-	if r := m.setMask(s, MaskAdditive, cond, "where", n.Label()); r != nil {
-		return nil, r
-	}
-	s.MaskInverted = inverted
-	s.MaskFill = &c
+	m.addMask(s, MaskTerm{Kind: MaskAdditive, Value: cond, Inverted: inverted, Fill: &c, Form: "where"})
 	return x, nil
 }
 
@@ -168,36 +166,46 @@ func isCausalTril(cond *graph.Value) bool {
 		}
 	}
 	// Row slice must end where the column slice ends and columns start at 0.
-	var rowEnd, colEnd []graph.Dim
+	type end struct {
+		d   graph.Dim
+		v   *graph.Value
+		idx int
+	}
+	var rowEnd, colEnd *end
 	colStartZero := true
 	rank := len(dims)
 	for _, sl := range slices {
-		axes, ok := sl.Input(3).Ints()
 		starts, ok1 := sl.Input(1).IntContent()
 		ends, ok2 := sl.Input(2).IntContent()
+		if !ok1 || !ok2 {
+			return false
+		}
+		var axes []int64
 		if sl.Input(3) == nil {
-			axes, ok = nil, true
 			for i := range starts {
 				axes = append(axes, int64(i))
 			}
-		}
-		if !ok || !ok1 || !ok2 {
+		} else if axes, ok1 = sl.Input(3).Ints(); !ok1 {
 			return false
 		}
 		for k, a := range axes {
 			if a < 0 {
 				a += int64(rank)
 			}
+			e := &end{ends[k], sl.Input(2), k}
 			switch int(a) {
 			case rank - 2:
-				rowEnd = []graph.Dim{ends[k]}
+				rowEnd = e
 			case rank - 1:
-				colEnd = []graph.Dim{ends[k]}
+				colEnd = e
 				if !(starts[k].Static() && starts[k].C == 0) {
 					colStartZero = false
 				}
 			}
 		}
 	}
-	return colStartZero && len(rowEnd) == 1 && len(colEnd) == 1 && rowEnd[0].Equal(colEnd[0])
+	if !colStartZero || rowEnd == nil || colEnd == nil {
+		return false
+	}
+	return rowEnd.d.Equal(colEnd.d) || (rowEnd.v == colEnd.v && rowEnd.idx == colEnd.idx)
 }

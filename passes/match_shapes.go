@@ -49,15 +49,15 @@ func (m *matcher) fillShapes(s *Site) *Reject {
 	if s.DType == graph.Undefined {
 		s.DType = graph.Float32
 	}
-	if s.MaskValue != nil {
-		if !s.MaskValue.Type.Ranked {
-			return reject(s.MaskValue.Name, "rank of mask %q is unknown", s.MaskValue.Name)
+	for _, t := range s.Masks {
+		if !t.Value.Type.Ranked {
+			return reject(t.Value.Name, "rank of mask %q is unknown", t.Value.Name)
 		}
-		if len(s.MaskValue.Type.Shape) > 4 {
-			return reject(s.MaskValue.Name, "mask %q has rank %d (more than 4)", s.MaskValue.Name, len(s.MaskValue.Type.Shape))
+		if len(t.Value.Type.Shape) > 4 {
+			return reject(t.Value.Name, "mask %q has rank %d (more than 4)", t.Value.Name, len(t.Value.Type.Shape))
 		}
-		if s.Mask == MaskBool && s.MaskValue.Type.DType != graph.Bool {
-			return reject(s.MaskValue.Name, "mask condition %q is %s, not bool", s.MaskValue.Name, s.MaskValue.Type.DType)
+		if (t.Kind == MaskBool || t.Fill != nil) && t.Value.Type.DType != graph.Bool {
+			return reject(t.Value.Name, "mask condition %q is %s, not bool", t.Value.Name, t.Value.Type.DType)
 		}
 	}
 	return nil

@@ -40,12 +40,12 @@ type Site struct {
 	Scale     float64
 	ScaleForm string // none, scores, q, q_and_k
 
+	// Mask summarises Masks: none, the kind of a single term, or additive
+	// when several terms must be combined into one bias.
 	Mask      MaskKind
-	MaskValue *graph.Value // bool (true = attend) or additive tensor, unexpanded
-	MaskFill  *float64     // finite fill of Where(mask, x, fill), kept as additive
-	MaskForm  string       // add, where, add_where, causal_where
-	// MaskInverted marks a condition that is true for keys to drop.
-	MaskInverted bool
+	MaskValue *graph.Value // the single term's tensor (first term when several)
+	Masks     []MaskTerm
+	MaskForm  string // add, where, add_where, causal_where (first term)
 	Causal       bool
 
 	ScoreOp   string // MatMul or Einsum
@@ -60,6 +60,18 @@ type Site struct {
 	Variant                                               string
 
 	extra []*graph.Node // operand-scale nodes peeled off Q or Kᵀ
+}
+
+// MaskTerm is one mask applied to the scores.
+type MaskTerm struct {
+	Kind  MaskKind
+	Value *graph.Value // bool condition or additive tensor, unexpanded
+	// Inverted marks a condition that is true for keys to drop.
+	Inverted bool
+	// Fill is the finite fill of Where(mask, x, fill), kept as an additive
+	// mask Where(mask, 0, fill); nil otherwise.
+	Fill *float64
+	Form string
 }
 
 // Reject says why a candidate Softmax is not a site; At names the node or
