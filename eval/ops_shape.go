@@ -165,8 +165,10 @@ func init() {
 	})
 	register("", "Transpose", func(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 		x := in[0]
-		perm := toInts(c.attrInts("perm"))
-		if perm == nil {
+		var perm []int
+		if p := c.attrInts("perm"); p != nil {
+			perm = toInts(p)
+		} else {
 			for i := len(x.Shape) - 1; i >= 0; i-- {
 				perm = append(perm, i)
 			}
@@ -881,3 +883,46 @@ func argsortDesc(v []float64, largest bool) []int {
 	})
 	return idx
 }
+
+func opGatherND(c *opCtx, in []*Tensor) ([]*Tensor, error) {
+	x, ind := in[0], in[1]
+	b := int(c.attrInt("batch_dims", 0))
+	q := len(ind.Shape)
+	k := ind.Shape[q-1]
+	if b+k > len(x.Shape) {
+		return nil, fmt.Errorf("GatherND: index depth %d + batch_dims %d > rank %d", k, b, len(x.Shape))
+	}
+	ids := ind.ints()
+	shape := append(append([]int{}, ind.Shape[:q-1]...), x.Shape[b+k:]...)
+	slice := numel(x.Shape[b+k:])
+	cs := contiguousStrides(x.Shape)
+	tuples := numel(ind.Shape[:q-1])
+	perBatch := tuples / max(numel(ind.Shape[:b]), 1)
+	idx := make([]int, 0, numel(shape))
+	for t := 0; t < tuples; t++ {
+		off := 0
+		// the leading batch_dims come from the tuple's own position
+		bi := t / max(perBatch, 1)
+		for a := b - 1; a >= 0; a-- {
+			off += (bi % x.Shape[a]) * cs[a]
+			bi /= x.Shape[a]
+		}
+		for a := 0; a < k; a++ {
+			id := ids[t*k+a]
+			d := int64(x.Shape[b+a])
+			if id < 0 {
+				id += d
+			}
+			if id < 0 || id >= d {
+				return nil, fmt.Errorf("GatherND index %d out of range", ids[t*k+a])
+			}
+			off += int(id) * cs[b+a]
+		}
+		for i := 0; i < slice; i++ {
+			idx = append(idx, off+i)
+		}
+	}
+	return []*Tensor{take(x, shape, idx)}, nil
+}
+
+func init() { register("", "GatherND", opGatherND) }

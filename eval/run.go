@@ -13,6 +13,9 @@ type Options struct {
 	// Threads bounds the goroutines of parallel kernels; 0 means
 	// runtime.NumCPU().
 	Threads int
+	// Trace, when set, sees every node's outputs as they are computed
+	// (for debugging and for comparing intermediates).
+	Trace func(n *graph.Node, outs []*Tensor)
 }
 
 // opCtx is what a kernel sees of its node.
@@ -164,6 +167,9 @@ func Run(m *graph.Model, inputs map[string]*Tensor, opts Options) (map[string]*T
 				return nil, fmt.Errorf("node %s (%s): output %d (%q) is not produced", n.Label(), n.OpType, i, v.Name)
 			}
 			vals[v.Name] = outs[i].normalize()
+		}
+		if opts.Trace != nil {
+			opts.Trace(n, outs)
 		}
 		for _, v := range n.Inputs {
 			if v == nil {
