@@ -135,11 +135,12 @@ func variantName(s *Site) string {
 }
 
 // dataUses are the uses of v that read its contents. Shape and Size read
-// only its shape, which the rewrite recomputes from Q, K and V.
+// only its shape, which the rewrite recomputes from Q, K and V; CastLike's
+// second input only lends its type.
 func dataUses(v *graph.Value) []graph.Use {
 	var out []graph.Use
 	for _, u := range v.Uses() {
-		if u.Index >= 0 && (u.Node.Is("Shape") || u.Node.Is("Size")) {
+		if u.Index >= 0 && (u.Node.Is("Shape") || u.Node.Is("Size") || (u.Node.Is("CastLike") && u.Index == 1)) {
 			continue
 		}
 		out = append(out, u)

@@ -16,6 +16,7 @@ import (
 // addMask records one mask term. Several terms (a causal Where and a
 // padding bias, say) are combined by the rewrite into one additive bias.
 func (m *matcher) addMask(s *Site, t MaskTerm) {
+	s.biasInputs = append(s.biasInputs, t.Value)
 	t.Value = unexpand(t.Value)
 	s.Masks = append(s.Masks, t)
 	if len(s.Masks) == 1 {
@@ -46,6 +47,7 @@ func (m *matcher) peelAddMask(n *graph.Node, s *Site) (*graph.Value, *Reject) {
 	}
 	if w := bias.Producer(); w != nil && w.Is("Where") {
 		if cond, inv, ok := boolMaskOfWhere(w); ok {
+			s.biasInputs = append(s.biasInputs, bias)
 			m.addMask(s, MaskTerm{Kind: MaskBool, Value: cond, Inverted: inv, Form: "add_where"})
 			return x, nil
 		}

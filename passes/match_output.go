@@ -1,6 +1,8 @@
 package passes
 
 import (
+	"math"
+
 	"github.com/attnopt/attnopt/graph"
 )
 
@@ -28,6 +30,10 @@ func (m *matcher) matchOutput(p *graph.Value, s *Site) ([]*graph.Node, *Reject) 
 			if n.Is("Dropout") && len(n.Outputs) > 1 && n.Outputs[1] != nil && len(n.Outputs[1].Uses()) > 0 {
 				return nil, reject(n.Label(), "dropout %q's mask output is used", n.Label())
 			}
+			p = n.Output(0)
+		case n.Is("Where") && idx == 2 && m.isZeroRowGuard(n, s):
+			// Where(row fully masked, 0, P): the fused op's own semantics.
+			s.ZeroRowGuard = true
 			p = n.Output(0)
 		case n.Is("MatMul") && idx == 0:
 			s.V, s.Output = n.Input(1), n.Output(0)
@@ -103,4 +109,36 @@ func (m *matcher) matchPVEinsum(n *graph.Node, idx int, s *Site) *Reject {
 	}
 	s.V, s.Output = n.Input(1), n.Output(0)
 	return nil
+}
+
+// isZeroRowGuard recognises Where(Equal(ReduceMax(bias, -1), -inf), 0, P),
+// the guard ONNX's Attention function body puts after the softmax so that a
+// fully masked row gives zeros instead of NaN. bias must be a tensor the site
+// adds to its scores, so the guarded rows are fully masked in the site too.
+func (m *matcher) isZeroRowGuard(w *graph.Node, s *Site) bool {
+	if z, ok := w.Input(1).Scalar(); !ok || z != 0 {
+		return false
+	}
+	eq := w.Input(0).Producer()
+	if eq == nil || !eq.Is("Equal") {
+		return false
+	}
+	rm, c := eq.Input(0), eq.Input(1)
+	if x, ok := c.Scalar(); !ok || !math.IsInf(x, -1) {
+		rm, c = c, rm
+		if x, ok := c.Scalar(); !ok || !math.IsInf(x, -1) {
+			return false
+		}
+	}
+	red := rm.Producer()
+	if red == nil || !red.Is("ReduceMax") {
+		return false
+	}
+	x := red.Input(0)
+	for _, b := range s.biasInputs {
+		if b == x {
+			return true
+		}
+	}
+	return false
 }

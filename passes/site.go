@@ -59,7 +59,12 @@ type Site struct {
 	DType                                                 graph.DType
 	Variant                                               string
 
-	extra []*graph.Node // operand-scale nodes peeled off Q or Kᵀ
+	// ZeroRowGuard marks a Where after the softmax that zeroes fully masked
+	// rows; the fused ops do that themselves.
+	ZeroRowGuard bool
+
+	extra      []*graph.Node  // operand-scale nodes peeled off Q or Kᵀ
+	biasInputs []*graph.Value // tensors added to the scores, as the graph has them
 }
 
 // MaskTerm is one mask applied to the scores.
