@@ -50,6 +50,18 @@ def set_path(path):
         os.environ.pop("ATTNOPT_CUDA_PATH", None)
 
 
+def paths_for(dtype):
+    """Kernel paths to check: the CPU, or CUDA auto (+ SIMT, for f16/bf16)."""
+    if DEV == "cpu":
+        return ("cpu",)
+    return ("auto",) if dtype == torch.float32 else ("auto", "simt")
+
+
+def sync():
+    if DEV != "cpu":
+        torch.cuda.synchronize()
+
+
 def strides4(t):
     s = t.stride()
     return (s[0], s[1], s[2], s[3]) if t.dim() == 4 else (s[0], 0, s[1], s[2])
@@ -78,7 +90,10 @@ def attnopt_flash(q, k, v, scale, mask=None, causal=False, out=None):
     p = ac.flash_params(CODE[q.dtype], (b, hq, hkv, nq, nk, dqk, dv), (q.data_ptr(), strides4(q)),
                         (k.data_ptr(), strides4(k)), (v.data_ptr(), strides4(v)), out.data_ptr(), strides4(out),
                         scale, causal, mptr, mtype, mstride)
-    check_rc(LIB.attnopt_cuda_flash_attention_fwd(ctypes.byref(p), stream_ptr()), "flash")
+    if DEV == "cpu":
+        check_rc(LIB.attnopt_cpu_flash_attention_fwd(ctypes.byref(p)), "flash")
+    else:
+        check_rc(LIB.attnopt_cuda_flash_attention_fwd(ctypes.byref(p), stream_ptr()), "flash")
     return out
 
 
@@ -90,7 +105,10 @@ def attnopt_window(q, k, v, scale, grid, window, shift, out=None):
     p = ac.window_params(CODE[q.dtype], (b, hq, hkv, n, dqk, dv), (q.data_ptr(), strides4(q)),
                          (k.data_ptr(), strides4(k)), (v.data_ptr(), strides4(v)), out.data_ptr(), strides4(out),
                          grid, window, shift, scale)
-    check_rc(LIB.attnopt_cuda_window_attention_fwd(ctypes.byref(p), stream_ptr()), "window")
+    if DEV == "cpu":
+        check_rc(LIB.attnopt_cpu_window_attention_fwd(ctypes.byref(p)), "window")
+    else:
+        check_rc(LIB.attnopt_cuda_window_attention_fwd(ctypes.byref(p), stream_ptr()), "window")
     return out
 
 
@@ -171,12 +189,11 @@ class Results:
 
 def flash_case(res, name, q, k, v, scale, mask=None, causal=False, layout=None):
     ref = reference(q, k, v, scale, mask, causal)
-    paths = ("auto",) if q.dtype == torch.float32 else ("auto", "simt")
-    for path in paths:
+    for path in paths_for(q.dtype):
         set_path(path)
         try:
             out = attnopt_flash(q, k, v, scale, mask, causal)
-            torch.cuda.synchronize()
+            sync()
             err = rel_err(out, ref)
         except RuntimeError as e:
             print(f"ERROR {name}: {e}", flush=True)
@@ -245,11 +262,11 @@ def correctness(res, quick):
                 k = torch.randn(2, hkv, n, d, device=DEV, generator=gen).to(dt)
                 v = torch.randn(2, hkv, n, dv, device=DEV, generator=gen).to(dt)
                 ref = reference(q, k, v, d ** -0.5, window_mask(grid, win, shift))
-                for path in (("auto",) if dt == torch.float32 else ("auto", "simt")):
+                for path in paths_for(dt):
                     set_path(path)
                     try:
                         out = attnopt_window(q, k, v, d ** -0.5, grid, win, shift)
-                        torch.cuda.synchronize()
+                        sync()
                         err = rel_err(out, ref)
                     except RuntimeError as e:
                         print(f"ERROR window: {e}", flush=True)
@@ -426,17 +443,24 @@ def benchmarks(bench, quick):
 
 
 def main():
-    global LIB
+    global LIB, DEV
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lib", required=True, help="path of libattnopt.so built with CUDA")
     ap.add_argument("--out", default="", help="directory for gpu_check.json and gpu_check.md")
     ap.add_argument("--quick", action="store_true", help="smaller matrix and sweep")
     ap.add_argument("--skip-bench", action="store_true")
+    ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
+                    help="cpu: dry run of the correctness part through the CPU entry points (no benchmarks)")
     args = ap.parse_args()
+    DEV = args.device
     LIB = ac.load(args.lib)
-    if not LIB.attnopt_has_cuda():
-        sys.exit(f"{args.lib} was built without CUDA")
-    print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}  CUDA {torch.version.cuda}", flush=True)
+    if DEV == "cpu":
+        args.skip_bench = True
+        print(f"CPU dry run, torch {torch.__version__}", flush=True)
+    else:
+        if not LIB.attnopt_has_cuda():
+            sys.exit(f"{args.lib} was built without CUDA")
+        print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}  CUDA {torch.version.cuda}", flush=True)
     t0 = time.time()
     res = Results()
     correctness(res, args.quick)
