@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/graph/onnxpb"
+	"google.golang.org/protobuf/proto"
 )
 
 // tolFor is the default absolute tolerance per dtype (DESIGN §8).
@@ -135,4 +137,125 @@ func listDirs(t *testing.T, pattern string) []string {
 
 func short(s string) string {
 	return strings.TrimPrefix(s, "/work/shared/corpus/")
+}
+
+// attrs are node attributes for runOp: float32, int/int64, string, []int64,
+// []float32 or *Tensor values.
+type attrs map[string]any
+
+func attrProto(name string, v any) *onnxpb.AttributeProto {
+	a := &onnxpb.AttributeProto{Name: &name}
+	typ := func(t onnxpb.AttributeProto_AttributeType) { a.Type = &t }
+	switch x := v.(type) {
+	case float32:
+		a.F = &x
+		typ(onnxpb.AttributeProto_FLOAT)
+	case float64:
+		f := float32(x)
+		a.F = &f
+		typ(onnxpb.AttributeProto_FLOAT)
+	case int:
+		i := int64(x)
+		a.I = &i
+		typ(onnxpb.AttributeProto_INT)
+	case int64:
+		a.I = &x
+		typ(onnxpb.AttributeProto_INT)
+	case string:
+		a.S = []byte(x)
+		typ(onnxpb.AttributeProto_STRING)
+	case []int64:
+		a.Ints = x
+		typ(onnxpb.AttributeProto_INTS)
+	case []float32:
+		a.Floats = x
+		typ(onnxpb.AttributeProto_FLOATS)
+	case *Tensor:
+		data, err := EncodeTensorProto(x, "")
+		if err != nil {
+			panic(err)
+		}
+		tp := &onnxpb.TensorProto{}
+		if err := proto.Unmarshal(data, tp); err != nil {
+			panic(err)
+		}
+		a.T = tp
+		typ(onnxpb.AttributeProto_TENSOR)
+	default:
+		panic(fmt.Sprintf("attribute %s: unsupported %T", name, v))
+	}
+	return a
+}
+
+// buildOpModel makes a one-node model; nil inputs are omitted optionals.
+func buildOpModel(op, domain string, opset int64, at attrs, ins []*Tensor, nOut int) (*graph.Model, map[string]*Tensor, []string, error) {
+	str := func(s string) *string { return &s }
+	i64 := func(i int64) *int64 { return &i }
+	node := &onnxpb.NodeProto{OpType: str(op), Domain: str(domain), Name: str("n")}
+	names := make([]string, 0, len(at))
+	for k := range at {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		node.Attribute = append(node.Attribute, attrProto(k, at[k]))
+	}
+	gp := &onnxpb.GraphProto{Name: str("g")}
+	feeds := map[string]*Tensor{}
+	for i, t := range ins {
+		if t == nil {
+			node.Input = append(node.Input, "")
+			continue
+		}
+		name := fmt.Sprintf("x%d", i)
+		node.Input = append(node.Input, name)
+		dt := int32(t.DType)
+		gp.Input = append(gp.Input, &onnxpb.ValueInfoProto{Name: str(name), Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{ElemType: &dt}}}})
+		feeds[name] = t
+	}
+	var outs []string
+	for i := 0; i < nOut; i++ {
+		name := fmt.Sprintf("y%d", i)
+		node.Output = append(node.Output, name)
+		gp.Output = append(gp.Output, &onnxpb.ValueInfoProto{Name: str(name)})
+		outs = append(outs, name)
+	}
+	gp.Node = []*onnxpb.NodeProto{node}
+	mp := &onnxpb.ModelProto{IrVersion: i64(10), Graph: gp, OpsetImport: []*onnxpb.OperatorSetIdProto{{Domain: str(""), Version: i64(opset)}}}
+	if domain != "" {
+		mp.OpsetImport = append(mp.OpsetImport, &onnxpb.OperatorSetIdProto{Domain: str(domain), Version: i64(1)})
+	}
+	m, err := graph.FromProto(mp, "")
+	return m, feeds, outs, err
+}
+
+// runOp runs a single op through the whole runtime (model, attributes,
+// executor), the way a real graph would.
+func runOp(op, domain string, opset int64, at attrs, ins []*Tensor, nOut int) ([]*Tensor, error) {
+	m, feeds, outs, err := buildOpModel(op, domain, opset, at, ins, nOut)
+	if err != nil {
+		return nil, err
+	}
+	res, err := Run(m, feeds, Options{Threads: 2})
+	if err != nil {
+		return nil, err
+	}
+	var r []*Tensor
+	for _, o := range outs {
+		r = append(r, res[o])
+	}
+	return r, nil
+}
+
+func f32(shape []int, v ...float32) *Tensor { return FromFloats(shape, v) }
+func i64s(shape []int, v ...int64) *Tensor  { return FromInts(shape, v) }
+func bools(shape []int, v ...bool) *Tensor  { return FromBools(shape, v) }
+
+// randTensor is seeded N(0,1) data.
+func randTensor(rng *rand.Rand, shape ...int) *Tensor {
+	t := NewTensor(graph.Float32, shape)
+	for i := range t.F {
+		t.F[i] = float32(rng.NormFloat64())
+	}
+	return t
 }
