@@ -1,0 +1,118 @@
+package passes
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/attnopt/attnopt/graph"
+)
+
+// corpusRoot is ../shared/corpus beside the repo (DESIGN.md §10); nothing of
+// it is copied into the repo and tests skip when it is absent.
+func corpusRoot(t *testing.T) string {
+	root := filepath.Join("..", "..", "shared", "corpus")
+	if _, err := os.Stat(root); err != nil {
+		t.Skip("../shared/corpus not present")
+	}
+	return root
+}
+
+type corpusWant struct {
+	sites, fused int
+	// reason must appear in every rejection (empty: no rejection expected).
+	reason string
+}
+
+// Third-party models, one row each, with the reason for every Softmax that is
+// not a site.
+var corpusTable = map[string]corpusWant{
+	"onnxruntime/TFBertForQuestionAnswering.onnx":          {24, 0, ""}, // keras2onnx, ReduceProd reshape chains
+	"onnxruntime/attention_distilbert.onnx":                {1, 0, ""},
+	"onnxruntime/attention_int32_mask.onnx":                {1, 0, ""},
+	"onnxruntime/attention_mask1d_fp32.onnx":               {1, 0, ""},
+	"onnxruntime/attention_no_mask_fp16.onnx":              {1, 0, ""},
+	"onnxruntime/attention_past_state.onnx":                {1, 0, ""}, // past concat + causal slice of the bias buffer
+	"onnxruntime/attention_past_unidir.onnx":               {1, 0, ""}, // causal Where + padding bias
+	"onnxruntime/bert_toy_optimized.onnx":                  {5, 0, ""},
+	"onnxruntime/gpt2_past.onnx":                           {12, 0, ""}, // dynamic Reshape chains, Where with fill -10000
+	"onnxruntime/gpt2_past_mask_one_layer.onnx":            {1, 0, ""},
+	"onnxruntime/attention_mha.onnx":                       {0, 1, ""},
+	"onnxruntime/dmmha_self_attn.onnx":                     {0, 1, ""},
+	"onnxruntime/gemma3-vision-attention_fp32.onnx":        {0, 1, ""},
+	"onnxruntime/hf_fp32_decoder_attention_with_past.onnx": {0, 2, ""},
+	"onnxruntime/hf_fp32_encoder_self_attention.onnx":      {0, 1, ""},
+	"onnxruntime/phi-4-v-instruct-vision-attention.onnx":   {0, 1, ""},
+	"onnxruntime-genai/decoder.onnx":                       {0, 2, ""},
+	// BLOOM training graph: baddbmm scores are reshaped from (B·H,N,N) to
+	// (B,H,N,N) between the product and the softmax.
+	"onnxruntime/3layer_bloom_optimized_training.onnx": {0, 0, "pass through Reshape"},
+	// Megatron GPT-2 masks with w·b − 10000·(1−b): a multiplicative mask.
+	"onnxruntime/gpt2_megatron.onnx": {0, 0, "pass through Sub"},
+	// The GPT-2 decoder lives inside BeamSearch's subgraph attributes, which
+	// are kept intact and not matched.
+	"onnxruntime/tiny_gpt2_beamsearch.onnx": {0, 0, ""},
+	// Polygraphy's toy graphs: untyped inputs at opset 11 (axis=1 cannot be
+	// proved the last axis), and a MatMul whose operands are not Q and Kᵀ.
+	"tensorrt/attention.onnx":       {0, 0, "cannot be proved a row softmax"},
+	"tensorrt/multi_attention.onnx": {0, 0, "cannot be proved a row softmax"},
+	"tensorrt/attention_head.onnx":  {0, 0, "Q's head dim is 100"},
+}
+
+// onnxNodeWant derives the expectation for ONNX's own Attention backend tests:
+// the single-op form is already fused; the _expanded twin is one site unless
+// it exposes an intermediate (qk_matmul_output_mode) or applies a softcap.
+func onnxNodeWant(folder string) corpusWant {
+	switch {
+	case !strings.HasSuffix(folder, "_expanded"):
+		return corpusWant{0, 1, ""}
+	case strings.Contains(folder, "qk_matmul"):
+		return corpusWant{0, 0, "fusing would drop it"}
+	case strings.Contains(folder, "softcap"):
+		return corpusWant{0, 0, "pass through Tanh"}
+	}
+	return corpusWant{1, 0, ""}
+}
+
+func TestCorpusSites(t *testing.T) {
+	root := corpusRoot(t)
+	seen := 0
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || filepath.Ext(path) != ".onnx" {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		want, ok := corpusTable[rel]
+		if strings.HasPrefix(rel, "onnx/") {
+			want, ok = onnxNodeWant(filepath.Base(filepath.Dir(path))), true
+		}
+		if !ok {
+			t.Errorf("%s: not in the expectation table", rel)
+			return nil
+		}
+		seen++
+		m, err := graph.Load(path)
+		if err != nil {
+			t.Errorf("%s: %v", rel, err)
+			return nil
+		}
+		res := FindSites(m.Graph)
+		if len(res.Sites) != want.sites || len(res.Fused) != want.fused {
+			t.Errorf("%s: %d sites, %d fused; want %d, %d", rel, len(res.Sites), len(res.Fused), want.sites, want.fused)
+		}
+		for _, r := range res.Rejected {
+			if want.reason == "" || !strings.Contains(r.Reason, want.reason) {
+				t.Errorf("%s: unexpected rejection of %s: %s", rel, r.Softmax.Label(), r.Reason)
+			}
+		}
+		if want.reason != "" && len(res.Rejected) == 0 {
+			t.Errorf("%s: expected a rejection mentioning %q", rel, want.reason)
+		}
+		return nil
+	})
+	if seen < 170 {
+		t.Errorf("only %d corpus models checked", seen)
+	}
+}
