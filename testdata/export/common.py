@@ -286,6 +286,18 @@ def onnx_op_counts(model: onnx.ModelProto) -> dict:
     return counts
 
 
+def graph_dims(v: onnx.ValueInfoProto) -> list:
+    dims = []
+    for d in v.type.tensor_type.shape.dim:
+        if d.HasField("dim_value"):
+            dims.append(d.dim_value)
+        elif d.HasField("dim_param"):
+            dims.append(d.dim_param)
+        else:
+            dims.append(None)
+    return dims
+
+
 def strip_node_metadata(model: onnx.ModelProto) -> None:
     def walk(g):
         for n in g.node:
@@ -422,6 +434,8 @@ def export_case(
     reference=None,
     ref_grad: bool = False,
     expected_count: int | None = None,
+    dynamic_axes: dict | None = None,
+    dynamic_shapes=None,
 ) -> dict:
     """Exports ``model`` and writes its fixture directory; returns the entry.
 
@@ -472,6 +486,7 @@ def export_case(
                     input_names=input_names,
                     output_names=output_names,
                     do_constant_folding=True,
+                    dynamic_axes=dynamic_axes,
                 )
             export_count = len(rec2.records)
             if export_count != len(records):
@@ -488,6 +503,7 @@ def export_case(
                     external_data=False,
                     report=False,
                     verify=False,
+                    dynamic_shapes=dynamic_shapes,
                 )
             prog.save(tmp, external_data=False)
         else:
@@ -561,6 +577,10 @@ def export_case(
         "torch_version": torch.__version__,
         "dtype": next(iter(dtypes)) if len(dtypes) == 1 else str(next(root.parameters()).dtype).replace("torch.", ""),
         "inputs": [{"name": n, "shape": list(a.shape), "dtype": np_dtype_name(a)} for n, a in zip(graph_inputs, np_inputs)],
+        # the shapes the graph declares (a string is a symbolic dim), where some dim is not static
+        "symbolic_shapes": {v.name: graph_dims(v) for v in list(proto.graph.input) + list(proto.graph.output)
+                            if v.name not in init_names and any(isinstance(d, str) or d is None
+                                                                 for d in graph_dims(v))} or None,
         "outputs": [{"name": n, "shape": list(a.shape), "dtype": np_dtype_name(a)} for n, a in zip(out_names, outs)],
         "attention_count": len(records),
         # where it was counted: the eager forward on the fixture inputs, and for

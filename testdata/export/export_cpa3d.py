@@ -38,7 +38,7 @@ class CPA3D(nn.Module):
         return self.to_out(out) + x1
 
 
-def make(name, exporter, opset, dtype=torch.float32, grid=(8, 8, 8)):
+def make(name, exporter, opset, dtype=torch.float32, grid=(8, 8, 8), dynamic=False):
     seed(0)
     model = CPA3D()
     x1 = torch.randn(1, *grid, 128)
@@ -51,11 +51,17 @@ def make(name, exporter, opset, dtype=torch.float32, grid=(8, 8, 8)):
         tol = 2e-2
         notes += "; fp16 model (model.half()); reference outputs computed by PyTorch in fp16 on the CPU"
     n = grid[0] * grid[1] * grid[2]
+    dyn = {}
+    if dynamic:
+        axes = {1: "D", 2: "H", 3: "W"}
+        dyn["dynamic_axes"] = {"x1": axes, "x2": axes, "y": axes}
+        notes += ("; dynamic D, H, W axes (TorchScript dynamic_axes): the einops reshapes get their targets from "
+                  "Shape -> Gather -> Unsqueeze -> Concat chains at run time")
     return export_case(
         name=name, model=model, inputs=(x1, x2), input_names=["x1", "x2"], output_names=["y"],
         source="seed:CPA3D", exporter=exporter, opset=opset, tol=tol, notes=notes, expected_count=1,
         attention={"module": "", "heads": 4, "q_len": n, "kv_len": n, "head_dim": 32, "v_head_dim": 32,
-                   "mask": "none", "grid": list(grid), "token_order": "channels_last"},
+                   "mask": "none", "grid": list(grid), "token_order": "channels_last"}, **dyn,
     )
 
 
@@ -63,6 +69,7 @@ if __name__ == "__main__":
     fam = Family("cpa3d")
     fam.case("cpa3d", make, "torchscript", 17)
     fam.case("cpa3d_fp16", make, "torchscript", 17, dtype=torch.float16)
+    fam.case("cpa3d_dynamic", make, "torchscript", 17, grid=(4, 8, 8), dynamic=True)
     fam.case("cpa3d_dynamo_op23", make, "dynamo", 23)
     fam.case("cpa3d_fp16_dynamo", make, "dynamo", 18, dtype=torch.float16)
     fam.finish()

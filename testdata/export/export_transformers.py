@@ -44,7 +44,7 @@ def attn_spec(hidden, heads, mask):
     return fn
 
 
-def make_bert(name, exporter, opset, impl="eager"):
+def make_bert(name, exporter, opset, impl="eager", dynamic=False):
     seed(0)
     cfg = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
                      max_position_embeddings=64, type_vocab_size=2)
@@ -56,6 +56,16 @@ def make_bert(name, exporter, opset, impl="eager"):
     mask[1, 11:] = 0  # second sequence padded: 11 real tokens
     notes = ("BertModel, 2 layers, hidden 32, 4 heads of 8; batch 2, seq 16, attention_mask int64 (1 = token) with "
              "the second row padded after 11 tokens; the model turns it into a (B, 1, Q, K) mask")
+    dyn = {}
+    if dynamic and exporter == "torchscript":
+        dyn["dynamic_axes"] = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
+                               "last_hidden_state": {0: "batch", 1: "sequence"}, "pooler_output": {0: "batch"}}
+    elif dynamic:
+        b, s = torch.export.Dim("batch", max=64), torch.export.Dim("sequence", max=64)
+        dyn["dynamic_shapes"] = {"input_ids": {0: b, 1: s}, "attention_mask": {0: b, 1: s}}
+    if dynamic:
+        notes += ("; dynamic batch and sequence axes: reshape targets and the mask are computed at run time "
+                  "(Shape -> Gather -> Unsqueeze -> Concat chains)")
     if impl == "eager":
         notes += ("; eager: matmul(q, k^T) * scaling + additive float mask (dtype min where padded), "
                   "softmax, matmul")
@@ -65,7 +75,7 @@ def make_bert(name, exporter, opset, impl="eager"):
         name=name, model=wrapper, inputs=(ids, mask), input_names=["input_ids", "attention_mask"],
         output_names=["last_hidden_state", "pooler_output"], source="transformers.models.bert.modeling_bert.BertModel",
         exporter=exporter, opset=opset, name_root=model, notes=notes, expected_count=2,
-        attention=attn_spec(32, 4, "additive"),
+        attention=attn_spec(32, 4, "additive"), **dyn,
     )
 
 
@@ -115,7 +125,9 @@ if __name__ == "__main__":
     fam = Family("transformers")
     fam.case("hf_bert", make_bert, "torchscript", 17)
     fam.case("hf_bert_sdpa", make_bert, "torchscript", 17, impl="sdpa")
+    fam.case("hf_bert_dynamic", make_bert, "torchscript", 17, dynamic=True)
     fam.case("hf_bert_dynamo", make_bert, "dynamo", 18)
+    fam.case("hf_bert_dynamic_dynamo", make_bert, "dynamo", 18, dynamic=True)
     fam.case("hf_bert_sdpa_dynamo_op23", make_bert, "dynamo", 23, impl="sdpa")
     fam.expected_failure("hf_gpt2_nomask", make_gpt2, "torchscript", 17, with_mask=False)
     fam.case("hf_gpt2", make_gpt2, "torchscript", 17)
