@@ -46,7 +46,7 @@ type Site struct {
 	MaskValue *graph.Value // the single term's tensor (first term when several)
 	Masks     []MaskTerm
 	MaskForm  string // add, where, add_where, causal_where (first term)
-	Causal       bool
+	Causal    bool
 
 	ScoreOp   string // MatMul or Einsum
 	Softmax   *graph.Node

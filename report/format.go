@@ -69,7 +69,10 @@ func (r *Inspect) writeText(w io.Writer, explain bool) error {
 		fmt.Fprintln(tw, "SITE\tSOFTMAX\tB\tH\tNq\tNk\tDqk\tDv\tDTYPE\tMASK\tSCALE\tSCORES\tFUSED")
 		for _, s := range r.Sites {
 			mask := s.Mask
-			if s.Causal {
+			switch {
+			case s.Causal && mask == "none":
+				mask = "causal"
+			case s.Causal:
 				mask += "+causal"
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.4g\t%s\t%s\n", s.ID, s.Softmax,

@@ -14,6 +14,7 @@ type inspectOptions struct {
 	explain bool
 	pins    pinFlags
 	out     io.Writer
+	prog    *progress
 }
 
 func newInspectCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -24,6 +25,7 @@ func newInspectCmd(stdout, stderr io.Writer) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.model = args[0]
+			o.prog = newProgress(stderr, quiet(c))
 			return runInspect(o)
 		},
 	}
@@ -34,7 +36,7 @@ func newInspectCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 func runInspect(o *inspectOptions) error {
-	m, err := loadModel(o.model, &o.pins)
+	m, err := loadModel(o.model, &o.pins, o.prog)
 	if err != nil {
 		return err
 	}

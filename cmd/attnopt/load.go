@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/attnopt/attnopt/graph"
 	"github.com/spf13/cobra"
 )
@@ -36,12 +38,16 @@ func (p *pinFlags) pins() (graph.Pins, error) {
 }
 
 // loadModel loads a model and applies the pins.
-func loadModel(path string, p *pinFlags) (*graph.Model, error) {
+func loadModel(path string, p *pinFlags, prog *progress) (*graph.Model, error) {
 	pins, err := p.pins()
 	if err != nil {
 		return nil, err
 	}
+	if st, err := os.Stat(path); err == nil {
+		prog.start("loading "+path, st.Size())
+	}
 	m, err := graph.Load(path)
+	prog.done()
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	root.PersistentFlags().Bool("quiet", false, "no progress output")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newInspectCmd(stdout, stderr))
 	return root
@@ -60,4 +61,9 @@ func contains(s, sub string) bool {
 		}
 	}
 	return false
+}
+
+func quiet(c *cobra.Command) bool {
+	q, _ := c.Flags().GetBool("quiet")
+	return q
 }
