@@ -371,15 +371,15 @@ class Family:
         self.entries: list = []
         self.failures: list = []
         self.only = set(a for a in sys.argv[1:] if not a.startswith("-"))
-        self.expected: set = set()
+        self.expected: dict = {}
 
     def wanted(self, name: str) -> bool:
         return not self.only or name in self.only
 
-    def expected_failure(self, name: str, fn, *args, **kwargs):
+    def expected_failure(self, name: str, reason: str, fn, *args, **kwargs):
         """A case that is known to fail with this toolchain: it is tried, and
-        its error is recorded in the manifest's ``failures``."""
-        self.expected.add(name)
+        its error is recorded in the manifest's ``failures`` with ``reason``."""
+        self.expected[name] = reason
         entry = self.case(name, fn, *args, **kwargs)
         if entry is not None:
             log(f"    note: {name} was expected to fail but exported; it is kept")
@@ -402,7 +402,7 @@ class Family:
             traceback.print_exc(limit=3)
             shutil.rmtree(os.path.join(MODELS, name), ignore_errors=True)
             self.failures.append({"family": self.family, "name": name, "error": msg,
-                                  "expected": name in self.expected})
+                                  "expected": name in self.expected, "why": self.expected.get(name, "")})
             return None
 
     def finish(self):

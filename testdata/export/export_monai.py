@@ -93,9 +93,9 @@ if __name__ == "__main__":
     fam = Family("monai")
     fam.case("monai_unetr", make_unetr, "torchscript", 17)
     fam.case("monai_unetr_dynamo", make_unetr, "dynamo", 18)
-    fam.expected_failure("monai_swinunetr_instancenorm", make_swinunetr, "torchscript", 17)
+    fam.expected_failure("monai_swinunetr_instancenorm", "TorchScript exporter: SwinUNETR with its default instance norm; the channel count of the bottleneck feature map is unknown to the exporter after the Swin encoder's einops rearranges and dynamic reshapes, and its instance_norm symbolic needs it (dynamo exports it fine)", make_swinunetr, "torchscript", 17)
     fam.case("monai_swinunetr", make_swinunetr, "torchscript", 17, norm="batch", depths=(1, 2, 1, 1))
     # depths (2, 2, 2, 2) with the TorchScript exporter: over the 2 MB limit (folded shift masks), recorded
-    fam.expected_failure("monai_swinunetr_batchnorm_d2222", make_swinunetr, "torchscript", 17, norm="batch")
+    fam.expected_failure("monai_swinunetr_batchnorm_d2222", "size only: the TorchScript export with depths (2, 2, 2, 2) is 2.6 MB, over the 2 MB fixture limit (folded (num_windows, 64, 64) shift masks and ~8,000 shape nodes)", make_swinunetr, "torchscript", 17, norm="batch")
     fam.case("monai_swinunetr_dynamo", make_swinunetr, "dynamo", 18)
     fam.finish()

@@ -129,7 +129,7 @@ if __name__ == "__main__":
     fam.case("hf_bert_dynamo", make_bert, "dynamo", 18)
     fam.case("hf_bert_dynamic_dynamo", make_bert, "dynamo", 18, dynamic=True)
     fam.case("hf_bert_sdpa_dynamo_op23", make_bert, "dynamo", 23, impl="sdpa")
-    fam.expected_failure("hf_gpt2_nomask", make_gpt2, "torchscript", 17, with_mask=False)
+    fam.expected_failure("hf_gpt2_nomask", "TorchScript exporter: without an attention_mask, transformers 5 looks for packed sequences in the position ids with torch.diff, which has no ONNX symbolic; the fixtures pass an all-ones attention_mask instead (dynamo exports both)", make_gpt2, "torchscript", 17, with_mask=False)
     fam.case("hf_gpt2", make_gpt2, "torchscript", 17)
     fam.case("hf_gpt2_dynamo", make_gpt2, "dynamo", 18)
     fam.case("hf_clip_vision", make_clip, "torchscript", 17)

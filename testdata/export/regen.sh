@@ -45,4 +45,5 @@ total = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk("../mo
 print(f"{len(m['models'])} models, {total / 2**20:.1f} MiB under testdata/models; "
       f"{len(m['failures'])} recorded failures")
 PY
+"$VENV/bin/python" update_readme.py
 exit "$status"
