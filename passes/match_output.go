@@ -16,6 +16,14 @@ import (
 func (m *matcher) matchOutput(p *graph.Value, s *Site) ([]*graph.Node, *Reject) {
 	var nodes []*graph.Node
 	for steps := 0; steps < 8; steps++ {
+		if isnan, where := nanGuard(p); where != nil {
+			// Where(IsNaN(P), 0, P), PyTorch's SDPA export: NaN appears only
+			// on fully masked rows, which the fused op makes zeros itself.
+			s.ZeroRowGuard = true
+			nodes = append(nodes, isnan, where)
+			p = where.Output(0)
+			continue
+		}
 		if r := m.onlyUse(p); r != nil {
 			return nil, r
 		}
@@ -141,4 +149,26 @@ func (m *matcher) isZeroRowGuard(w *graph.Node, s *Site) bool {
 		}
 	}
 	return false
+}
+
+// nanGuard recognises P read only by IsNaN(P) and Where(IsNaN(P), 0, P).
+func nanGuard(p *graph.Value) (isnan, where *graph.Node) {
+	uses := dataUses(p)
+	if len(uses) != 2 {
+		return nil, nil
+	}
+	for _, u := range uses {
+		if u.Node.Is("IsNaN") {
+			isnan = u.Node
+		} else if u.Node.Is("Where") && u.Index == 2 {
+			where = u.Node
+		}
+	}
+	if isnan == nil || where == nil || where.Input(0) != isnan.Output(0) || len(isnan.Output(0).Uses()) != 1 {
+		return nil, nil
+	}
+	if z, ok := where.Input(1).Scalar(); !ok || z != 0 {
+		return nil, nil
+	}
+	return isnan, where
 }

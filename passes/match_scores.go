@@ -48,6 +48,13 @@ func (m *matcher) matchScoreChain(v *graph.Value, s *Site) ([]*graph.Node, *Reje
 				return nil, r
 			}
 			v = next
+		case p.Is("Reshape"):
+			next, inner, r := m.peelBatchView(p, s)
+			if r != nil {
+				return nil, r
+			}
+			nodes = append(nodes, inner...)
+			v = next
 		case p.Is("MatMul"):
 			if r := m.matchQKMatMul(p, s); r != nil {
 				return nil, r
@@ -191,4 +198,72 @@ func (m *matcher) matchQKEinsum(n *graph.Node, s *Site) *Reject {
 		s.ScaleForm = "q_and_k"
 	}
 	return nil
+}
+
+// peelBatchView handles scores viewed as (B/w, w, H, Nq, Nk) to add a mask
+// per window and viewed back, as Swin does:
+//   Reshape(Add(Reshape(x, [-1, w, H, Nq, Nk]), mask), [-1, H, Nq, Nk])
+// outer is the Reshape back to rank 4; it returns x and the nodes between.
+func (m *matcher) peelBatchView(outer *graph.Node, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+	in5 := outer.Input(0)
+	out := outer.Output(0).Type
+	t5 := in5.Type
+	if !out.Ranked || !t5.Ranked || len(out.Shape) != 4 || len(t5.Shape) != 5 {
+		return nil, nil, reject(outer.Label(), "the scores pass through Reshape (node %q), which is not a cast, scale, mask or Q·Kᵀ product", outer.Label())
+	}
+	for i := 1; i < 4; i++ {
+		if !out.Shape[i].Equal(t5.Shape[i+1]) {
+			return nil, nil, reject(outer.Label(), "Reshape %q changes the score axes, not only the batch", outer.Label())
+		}
+	}
+	view := []graph.Dim{t5.Shape[0], t5.Shape[1]}
+	var nodes []*graph.Node
+	v := in5
+	var terms []MaskTerm
+	for steps := 0; steps < 8; steps++ {
+		if r := m.onlyUse(v); r != nil {
+			return nil, nil, r
+		}
+		p := v.Producer()
+		if p == nil {
+			return nil, nil, reject(v.Name, "the viewed scores %q do not come from a Reshape of the scores", v.Name)
+		}
+		nodes = append(nodes, p)
+		switch {
+		case p.Is("Add"):
+			x, bias := p.Input(0), p.Input(1)
+			if scoreLike(bias) || bias.Producer() != nil && bias.Producer().Is("Reshape") && !(x.Producer() != nil && x.Producer().Is("Reshape")) {
+				x, bias = bias, x
+			}
+			if !bias.Type.DType.IsFloat() {
+				return nil, nil, reject(bias.Name, "node %q adds %q of type %s to the scores", p.Label(), bias.Name, bias.Type.DType)
+			}
+			terms = append(terms, MaskTerm{Kind: MaskAdditive, Value: bias, Form: "add_window_view", BatchView: view})
+			v = x
+		case p.Is("Reshape"):
+			x := p.Input(0)
+			if !x.Type.Ranked || len(x.Type.Shape) != 4 {
+				return nil, nil, reject(p.Label(), "Reshape %q does not view rank-4 scores", p.Label())
+			}
+			for i := range out.Shape {
+				if !x.Type.Shape[i].Equal(out.Shape[i]) {
+					return nil, nil, reject(p.Label(), "Reshape %q and %q are not a view and its inverse", p.Label(), outer.Label())
+				}
+			}
+			for _, t := range terms {
+				s.biasInputs = append(s.biasInputs, t.Value)
+				s.Masks = append(s.Masks, t)
+			}
+			if len(s.Masks) > 0 {
+				s.Mask = MaskAdditive
+				if s.MaskValue == nil {
+					s.MaskValue, s.MaskForm = s.Masks[0].Value, s.Masks[0].Form
+				}
+			}
+			return x, nodes, nil
+		default:
+			return nil, nil, reject(p.Label(), "the viewed scores pass through %s (node %q)", p.OpType, p.Label())
+		}
+	}
+	return nil, nil, reject(outer.Label(), "too many steps inside the batch view of the scores")
 }

@@ -53,7 +53,7 @@ func (m *matcher) fillShapes(s *Site) *Reject {
 		if !t.Value.Type.Ranked {
 			return reject(t.Value.Name, "rank of mask %q is unknown", t.Value.Name)
 		}
-		if len(t.Value.Type.Shape) > 4 {
+		if len(t.Value.Type.Shape) > 4 && !(t.BatchView != nil && len(t.Value.Type.Shape) == 5) {
 			return reject(t.Value.Name, "mask %q has rank %d (more than 4)", t.Value.Name, len(t.Value.Type.Shape))
 		}
 		if (t.Kind == MaskBool || t.Fill != nil) && t.Value.Type.DType != graph.Bool {

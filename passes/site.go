@@ -77,6 +77,10 @@ type MaskTerm struct {
 	// mask Where(mask, 0, fill); nil otherwise.
 	Fill *float64
 	Form string
+	// BatchView is set when the term is added in a (B/w, w, …) view of the
+	// scores (Swin's shifted-window mask): the term broadcasts against that
+	// 5-D view, whose first two dims are given here.
+	BatchView []graph.Dim
 }
 
 // Reject says why a candidate Softmax is not a site; At names the node or

@@ -145,6 +145,15 @@ func Attention(o Opts) *B {
 	case "where_finite":
 		m := b.Input("mask", graph.Bool, maskDims...)
 		s = b.Node("Where", []string{m, s, b.ScalarOf(sdt, -10000)})
+	case "window_view":
+		// Swin: a relative-position bias, then a per-window mask added in a
+		// (B/nW, nW, H, N, N) view of the scores; nW = 2.
+		rel := b.Input("relbias", sdt, 1, o.H, o.N, o.NK)
+		s = b.Node("Add", []string{s, rel})
+		win := b.Input("winmask", sdt, 1, 2, 1, o.N, o.NK)
+		v5 := b.Node("Reshape", []string{s, b.I64(-1, 2, int64(o.H), int64(o.N), int64(o.NK))})
+		v5 = b.Node("Add", []string{v5, win})
+		s = b.Node("Reshape", []string{v5, b.I64(-1, int64(o.H), int64(o.N), int64(o.NK))})
 	case "causal":
 		// GPT-2: a registered lower-triangular buffer sliced to the shapes.
 		size := max(o.N, o.NK) + 3
