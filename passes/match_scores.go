@@ -202,7 +202,9 @@ func (m *matcher) matchQKEinsum(n *graph.Node, s *Site) *Reject {
 
 // peelBatchView handles scores viewed as (B/w, w, H, Nq, Nk) to add a mask
 // per window and viewed back, as Swin does:
-//   Reshape(Add(Reshape(x, [-1, w, H, Nq, Nk]), mask), [-1, H, Nq, Nk])
+//
+//	Reshape(Add(Reshape(x, [-1, w, H, Nq, Nk]), mask), [-1, H, Nq, Nk])
+//
 // outer is the Reshape back to rank 4; it returns x and the nodes between.
 func (m *matcher) peelBatchView(outer *graph.Node, s *Site) (*graph.Value, []*graph.Node, *Reject) {
 	in5 := outer.Input(0)
