@@ -344,7 +344,27 @@ func TestMultiHeadAttention(t *testing.T) {
 		t.Fatal(dd)
 	}
 	// unsupported forms fail clearly
-	if _, err := runOp("MultiHeadAttention", "com.microsoft", 17, attrs{"num_heads": H}, []*Tensor{q, k, v, randTensor(rng, 3*H*d)}, 1); err == nil {
-		t.Error("bias input accepted")
+	if _, err := runOp("MultiHeadAttention", "com.microsoft", 17, attrs{"num_heads": H}, []*Tensor{q.reshaped([]int{B, S, H, 1, d}), k, v}, 1); err == nil {
+		t.Error("packed 5-D query accepted")
+	}
+	// the projection bias is the same as adding it to Q, K, V first
+	bq := randTensor(rng, 3*H*d)
+	withBias, err := runOp("MultiHeadAttention", "com.microsoft", 17, attrs{"num_heads": H}, []*Tensor{q, k, v, bq}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addB := func(x *Tensor, off int) *Tensor {
+		r := x.Clone()
+		for i := range r.F {
+			r.F[i] += bq.F[off+i%(H*d)]
+		}
+		return r
+	}
+	pre, err := runOp("MultiHeadAttention", "com.microsoft", 17, attrs{"num_heads": H}, []*Tensor{addB(q, 0), addB(k, H*d), addB(v, 2*H*d)}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dd := diff(withBias[0], pre[0], 1e-6, 0); dd != "" {
+		t.Fatal(dd)
 	}
 }

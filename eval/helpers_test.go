@@ -94,9 +94,14 @@ func randomInputs(m *graph.Model, seed int64) (map[string]*Tensor, error) {
 		}
 		shape := make([]int, len(v.Type.Shape))
 		for i, d := range v.Type.Shape {
-			if x, ok := d.Value(); ok {
+			x, ok := d.Value()
+			switch {
+			case ok:
 				shape[i] = int(x)
-			} else {
+			case strings.Contains(d.String(), "total") || strings.Contains(d.String(), "+"):
+				// totals of past and new sequence lengths (2 + 2)
+				shape[i] = 4
+			default:
 				shape[i] = 2
 			}
 		}

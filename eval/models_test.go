@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +34,9 @@ func TestFixtures(t *testing.T) {
 				t.Fatalf("unsupported ops %v", u)
 			}
 			ins, want, err := loadDataSet(m, filepath.Join(dir, "test_data_set_0"))
+			if errors.Is(err, fs.ErrNotExist) {
+				t.Skipf("incomplete test_data_set_0 (export in progress?): %v", err)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

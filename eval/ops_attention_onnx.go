@@ -192,7 +192,7 @@ func qkOutput(sp *attnSpec, mode int) (*Tensor, error) {
 }
 
 // opMultiHeadAttention is com.microsoft.MultiHeadAttention for unpacked
-// Q/K/V without projection bias or KV cache.
+// Q/K/V, with optional projection bias and KV cache (not shared buffers).
 func opMultiHeadAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 	q, k, v := in[0], opt(in, 1), opt(in, 2)
 	heads := int(c.attrInt("num_heads", 0))
@@ -203,34 +203,87 @@ func opMultiHeadAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 		return nil, fmt.Errorf("MultiHeadAttention: packed QKV (no key/value) is not supported")
 	case len(k.Shape) == 5:
 		return nil, fmt.Errorf("MultiHeadAttention: packed KV is not supported")
-	case opt(in, 3) != nil:
-		return nil, fmt.Errorf("MultiHeadAttention: the bias input is not supported")
-	case opt(in, 6) != nil || opt(in, 7) != nil:
-		return nil, fmt.Errorf("MultiHeadAttention: past_key/past_value are not supported")
+	case (opt(in, 6) != nil) != (opt(in, 7) != nil):
+		return nil, fmt.Errorf("MultiHeadAttention: past_key and past_value must come together")
+	case opt(in, 6) != nil && (len(k.Shape) != 3 || len(v.Shape) != 3):
+		return nil, fmt.Errorf("MultiHeadAttention: past_key with 4-D key/value is not supported")
+	case opt(in, 8) != nil || opt(in, 9) != nil:
+		return nil, fmt.Errorf("MultiHeadAttention: past_sequence_length/cache_indirection (shared buffers) are not supported")
 	case len(c.node.Outputs) > 3 && c.node.Outputs[3] != nil && c.node.Outputs[3].Name != "":
 		return nil, fmt.Errorf("MultiHeadAttention: the qk output is not supported")
 	}
-	qh, err := headsFirst(q, heads)
+	if b := opt(in, 3); b != nil {
+		// Projection bias, laid out as [q | k | v]. Keys and values given per
+		// head (B,H,L,d) are taken as already projected: only q gets its
+		// part (our reading of ORT's cross-attention cache path).
+		dq := q.Shape[2]
+		dk, dv := dq, dq
+		if len(k.Shape) == 3 {
+			dk, dv = k.Shape[2], v.Shape[2]
+		}
+		if b.Numel() != dq+dk+dv {
+			return nil, fmt.Errorf("MultiHeadAttention: bias has %d values, want %d", b.Numel(), dq+dk+dv)
+		}
+		add := func(t *Tensor, off, n int) *Tensor {
+			r := t.Clone()
+			for i := range r.F {
+				r.F[i] += b.F[off+i%n]
+			}
+			return r.normalize()
+		}
+		q = add(q, 0, dq)
+		if len(k.Shape) == 3 {
+			k, v = add(k, dq, dk), add(v, dq+dk, dv)
+		}
+	}
+	if pk := opt(in, 6); pk != nil {
+		// KV cache: present = concat(past, new) along the sequence axis
+		var err error
+		if k, err = headsFirst(k, heads); err != nil {
+			return nil, err
+		}
+		if v, err = headsFirst(v, heads); err != nil {
+			return nil, err
+		}
+		if k, err = concatSeq(pk, k); err != nil {
+			return nil, err
+		}
+		if v, err = concatSeq(opt(in, 7), v); err != nil {
+			return nil, err
+		}
+	}
+	y, kh, vh, err := mhaCore(c, q, k, v, opt(in, 4), opt(in, 5), heads)
 	if err != nil {
 		return nil, err
+	}
+	return []*Tensor{y, kh, vh}, nil
+}
+
+// mhaCore is the attention of the contrib ops: q (B,S,H·d); k, v (B,L,H·d)
+// or (B,H,L,d); int32 key padding mask; additive attention bias. It returns
+// the (B,S,H·dv) output and K, V as (B,H,L,d).
+func mhaCore(c *opCtx, q, k, v, padMask, attnBias *Tensor, heads int) (*Tensor, *Tensor, *Tensor, error) {
+	qh, err := headsFirst(q, heads)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	kh, vh := k, v
 	if len(k.Shape) == 3 {
 		if kh, err = headsFirst(k, heads); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 	}
 	if len(v.Shape) == 3 {
 		if vh, err = headsFirst(v, heads); err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 	}
 	sp, err := qkvSpec(qh, kh, vh)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	if sp.Hkv != sp.Hq {
-		return nil, fmt.Errorf("MultiHeadAttention: key has %d heads, num_heads is %d", sp.Hkv, sp.Hq)
+		return nil, nil, nil, fmt.Errorf("MultiHeadAttention: key has %d heads, num_heads is %d", sp.Hkv, sp.Hq)
 	}
 	sp.scale = float64(c.attrFloat("scale", 0))
 	if sp.scale == 0 {
@@ -241,7 +294,7 @@ func opMultiHeadAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 		sp.causal = true
 		sp.causalOff = sameCausalOff(sp.B, sp.Nk-sp.Nq)
 	}
-	if m := opt(in, 4); m != nil {
+	if m := padMask; m != nil {
 		ids := m.ints()
 		switch {
 		case len(m.Shape) == 1 && m.Shape[0] == sp.B:
@@ -253,12 +306,12 @@ func opMultiHeadAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 			sp.bmask = castTo(m, graph.Bool).B
 			sp.bst = [4]int{sp.Nq * sp.Nk, 0, sp.Nk, 1}
 		default:
-			return nil, fmt.Errorf("MultiHeadAttention: key_padding_mask of shape %v is not supported", m.Shape)
+			return nil, nil, nil, fmt.Errorf("MultiHeadAttention: key_padding_mask of shape %v is not supported", m.Shape)
 		}
 	}
-	if ab := opt(in, 5); ab != nil {
+	if ab := attnBias; ab != nil {
 		if _, err := broadcastShapes(ab.Shape, []int{sp.B, sp.Hq, sp.Nq, sp.Nk}); err != nil {
-			return nil, fmt.Errorf("attention_bias %v does not broadcast to %v", ab.Shape, []int{sp.B, sp.Hq, sp.Nq, sp.Nk})
+			return nil, nil, nil, fmt.Errorf("attention_bias %v does not broadcast to %v", ab.Shape, []int{sp.B, sp.Hq, sp.Nq, sp.Nk})
 		}
 		st := bcastStrides(ab.Shape, []int{sp.B, sp.Hq, sp.Nq, sp.Nk})
 		sp.fmask = ab.F
@@ -266,7 +319,7 @@ func opMultiHeadAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 	}
 	o := flashAttention(sp, c.threads)
 	y := headsLast(q.DType, o, sp.B, sp.Hq, sp.Nq, sp.Dv)
-	return []*Tensor{y, kh, vh}, nil
+	return y, kh, vh, nil
 }
 
 func init() {

@@ -183,7 +183,6 @@ func TestShapeOps(t *testing.T) {
 
 func TestNNOps(t *testing.T) {
 	a := f32(s(2, 3), 1, 2, 3, 4, 5, 6)
-	e1, e2 := math.Exp(1), math.Exp(2)
 	sm := func(x ...float64) []float32 {
 		sum := 0.0
 		for _, v := range x {
@@ -195,8 +194,6 @@ func TestNNOps(t *testing.T) {
 		}
 		return out
 	}
-	_ = e1
-	_ = e2
 	runCases(t, []opCase{
 		{name: "2d", op: "MatMul", in: []*Tensor{a, f32(s(3, 1), 1, 0, -1)}, want: []*Tensor{f32(s(2, 1), -2, -2)}},
 		{name: "batch_broadcast", op: "MatMul", in: []*Tensor{f32(s(2, 1, 2), 1, 2, 3, 4), f32(s(2, 1), 1, 1)}, want: []*Tensor{f32(s(2, 1, 1), 3, 7)}},

@@ -1,0 +1,88 @@
+package eval
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/attnopt/attnopt/graph"
+)
+
+func runMS(op string, at attrs, ins ...*Tensor) ([]*Tensor, error) {
+	return runOp(op, "com.microsoft", 17, at, ins, 1)
+}
+
+func TestContribElementwise(t *testing.T) {
+	x := f32(s(1, 2), 1, -1)
+	got, err := runMS("BiasGelu", nil, x, f32(s(2), 0, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := diff(got[0], f32(s(1, 2), 0.84134475, 0.84134475), 1e-6, 0); d != "" {
+		t.Error("BiasGelu:", d)
+	}
+	got, err = runMS("FastGelu", nil, f32(s(1), 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := diff(got[0], f32(s(1), 0.84119199), 1e-6, 0); d != "" {
+		t.Error("FastGelu:", d)
+	}
+	// LN(x + skip + bias)·gamma + beta over the last axis
+	got, err = runMS("SkipLayerNormalization", attrs{"epsilon": 0.0}, f32(s(1, 1, 2), 1, 2), f32(s(1, 1, 2), 0, 2), f32(s(2), 1, 3), f32(s(2), 0, 1), f32(s(2), 0, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := diff(got[0], f32(s(1, 1, 2), -1, 4), 1e-6, 0); d != "" {
+		t.Error("SkipLayerNormalization:", d)
+	}
+}
+
+// The contrib Attention is a QKV projection followed by MultiHeadAttention.
+func TestContribAttentionMatchesMHA(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	B, S, In, H, d := 2, 5, 6, 2, 3
+	x, w, b := randTensor(rng, B, S, In), randTensor(rng, In, 3*H*d), randTensor(rng, 3*H*d)
+	pad := &Tensor{DType: graph.Int32, Shape: []int{B, S}, I: []int64{1, 1, 1, 1, 0, 1, 1, 1, 1, 1}}
+	got, err := runOp("Attention", "com.microsoft", 17, attrs{"num_heads": H, "unidirectional": 1}, []*Tensor{x, w, b, pad}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qkv, _ := matmul(x, w, 1)
+	q, k, v := sliceAxis(qkv, 2, 0, H*d), sliceAxis(qkv, 2, H*d, H*d), sliceAxis(qkv, 2, 2*H*d, H*d)
+	want, err := runOp("MultiHeadAttention", "com.microsoft", 17, attrs{"num_heads": H, "unidirectional": 1}, []*Tensor{q, k, v, b, pad}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dd := diff(got[0], want[0], 1e-5, 0); dd != "" {
+		t.Fatal(dd)
+	}
+}
+
+// A KV cache is the same as attending over the concatenated keys.
+func TestMHAPastKV(t *testing.T) {
+	rng := rand.New(rand.NewSource(4))
+	B, S, P, H, d := 1, 3, 4, 2, 4
+	q, k, v := randTensor(rng, B, S, H*d), randTensor(rng, B, S, H*d), randTensor(rng, B, S, H*d)
+	pk, pv := randTensor(rng, B, H, P, d), randTensor(rng, B, H, P, d)
+	got, err := runOp("MultiHeadAttention", "com.microsoft", 17, attrs{"num_heads": H, "unidirectional": 1}, []*Tensor{q, k, v, nil, nil, nil, pk, pv}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kh, _ := headsFirst(k, H)
+	vh, _ := headsFirst(v, H)
+	fk, _ := concatSeq(pk, kh)
+	fv, _ := concatSeq(pv, vh)
+	qh, _ := headsFirst(q, H)
+	ref := naiveAttention(qh, fk, fv, 1/math.Sqrt(float64(d)), nil, func(b, h, i, j int) bool { return j <= i+P })
+	r := make([]float32, len(ref))
+	for i, x := range ref {
+		r[i] = float32(x)
+	}
+	if dd := diff(got[0], headsLast(graph.Float32, r, B, H, S, d), 1e-5, 0); dd != "" {
+		t.Fatal(dd)
+	}
+	if dd := diff(got[1], fk, 0, 0); dd != "" {
+		t.Fatal("present_key:", dd)
+	}
+}
