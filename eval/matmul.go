@@ -31,6 +31,7 @@ func gemmRows(a, b, c []float32, k, n, r0, r1 int) {
 						continue
 					}
 					bp := b[p*n+j0 : p*n+j1]
+					bp = bp[:len(ci)] // lets the compiler drop bounds checks
 					for j := range ci {
 						ci[j] += s * bp[j]
 					}
