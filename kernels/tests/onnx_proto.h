@@ -50,9 +50,13 @@ class Msg {
 enum ElemType { FLOAT = 1, BOOL = 9, FLOAT16 = 10, BFLOAT16 = 16 };
 
 // ValueInfoProto{name, type{tensor_type{elem_type, shape{dim{dim_value}}}}}.
+// A negative dim -k is written as the symbolic dim_param "sym<k>" (dynamic axis).
 inline Msg value_info(const std::string& name, int elem_type, const std::vector<int64_t>& shape) {
   Msg sh;
-  for (int64_t d : shape) sh.msg_field(1, Msg().varint_field(1, static_cast<uint64_t>(d)));
+  for (int64_t d : shape) {
+    if (d < 0) sh.msg_field(1, Msg().bytes_field(2, "sym" + std::to_string(-d)));
+    else sh.msg_field(1, Msg().varint_field(1, static_cast<uint64_t>(d)));
+  }
   Msg tensor;
   tensor.varint_field(1, elem_type).msg_field(2, sh);
   Msg type;

@@ -152,7 +152,7 @@ void expect_output(const char* name, const Result& r, attnopt_dtype t, const std
 
 void flash_case(Runner& run, const char* name, attnopt_dtype t, bool rank3, int64_t B, int64_t Hq, int64_t Hkv,
                 int64_t Nq, int64_t Nk, int64_t Dqk, int64_t Dv, int mask_kind /*0 none,1 bool,2 float*/,
-                bool causal, float scale) {
+                bool causal, float scale, bool dynamic_axes = false) {
   std::mt19937 rng(7 + static_cast<unsigned>(Nq * 31 + Nk));
   Tensor q = make_tensor(t, B * Hq * Nq * Dqk, rng, -2.f, 2.f);
   Tensor k = make_tensor(t, B * Hkv * Nk * Dqk, rng, -2.f, 2.f);
@@ -190,10 +190,22 @@ void flash_case(Runner& run, const char* name, attnopt_dtype t, bool rank3, int6
     maskfn = [m, Nk](int64_t b, int64_t, int64_t, int64_t j) { return m[b * Nk + j]; };
   }
   const std::vector<int64_t> oshape = shp(Hq, Nq, Dv);
+  // With dynamic_axes the model declares batch and lengths symbolically, as
+  // dynamic-axis exports do; ORT then relies on the op's shape inference.
+  // Symbols: -1 batch, -2 query length, -3 key length.
+  auto declared = [&](std::vector<int64_t> s, bool query_side) {
+    if (dynamic_axes) {
+      s[0] = -1;
+      s[s.size() - 2] = query_side ? -2 : -3;
+    }
+    return s;
+  };
   std::vector<onnx_proto::Input> inputs;
-  for (const Feed& f : feeds) inputs.push_back(f.info);
+  for (const Feed& f : feeds)
+    inputs.push_back({f.info.name, f.info.elem_type, f.info.name == "mask" ? f.info.shape
+                                                                           : declared(f.info.shape, f.info.name == "q")});
   const std::string model = onnx_proto::one_node_model(
-      "FlashAttention", inputs, {"out", ot, oshape},
+      "FlashAttention", inputs, {"out", ot, declared(oshape, true)},
       {onnx_proto::attr_float("scale", scale), onnx_proto::attr_int("causal", causal ? 1 : 0)});
   const Result r = run.run(model, feeds, "out");
 
@@ -307,6 +319,8 @@ int main(int argc, char** argv) {
     flash_case(run, "Flash additive float mask (B,1,1,Nk)", ATTNOPT_BF16, false, 2, 2, 2, 40, 40, 32, 32, 2, false,
                0.17677669f);
     flash_case(run, "Flash head dim 4, bool mask, causal", ATTNOPT_F16, false, 1, 16, 16, 30, 30, 4, 4, 1, true, 0.5f);
+    flash_case(run, "Flash dynamic axes (symbolic B, N in model)", ATTNOPT_F32, false, 2, 2, 1, 25, 31, 20, 12, 2,
+               false, 0.2f, true);
     window_case(run, "Window 2D 6x10 w 4x4 shift 2,1", ATTNOPT_F32, 1, 2, 8, {6, 10}, {4, 4}, {2, 1}, 0.35f);
     window_case(run, "Window 3D 4x4x4 w 2x2x2 shift 1,1,1", ATTNOPT_F16, 2, 1, 16, {4, 4, 4}, {2, 2, 2}, {1, 1, 1},
                 0.25f);
