@@ -106,6 +106,11 @@ func Run(m *graph.Model, inputs map[string]*Tensor, opts Options) (map[string]*T
 		if err := checkInput(in, t); err != nil {
 			return nil, err
 		}
+		if t.DType == graph.Float16 || t.DType == graph.BFloat16 {
+			// round a private copy: kernels may pass inputs through and
+			// outputs are rounded in place, which must not touch the caller's
+			t = t.Clone().normalize()
+		}
 		vals[in.Name] = t
 	}
 	// Uses left per value; graph outputs are never freed.
@@ -198,6 +203,21 @@ func checkInput(v *graph.Value, t *Tensor) error {
 	}
 	if v.Type.DType != graph.Undefined && v.Type.DType != t.DType {
 		return fmt.Errorf("input %q: got %s, model declares %s", v.Name, t.DType, v.Type.DType)
+	}
+	n := t.Numel()
+	switch storageOf(t.DType) {
+	case stFloat:
+		if len(t.F) != n {
+			return fmt.Errorf("input %q: %s%v needs %d float values, has %d", v.Name, t.DType, t.Shape, n, len(t.F))
+		}
+	case stInt:
+		if len(t.I) != n {
+			return fmt.Errorf("input %q: %s%v needs %d int values, has %d", v.Name, t.DType, t.Shape, n, len(t.I))
+		}
+	default:
+		if len(t.B) != n {
+			return fmt.Errorf("input %q: %s%v needs %d bool values, has %d", v.Name, t.DType, t.Shape, n, len(t.B))
+		}
 	}
 	if v.Type.Ranked {
 		if len(v.Type.Shape) != len(t.Shape) {
