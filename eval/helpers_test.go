@@ -83,48 +83,18 @@ func loadDataSet(m *graph.Model, dir string) (map[string]*Tensor, []*Tensor, err
 	return ins, outs, nil
 }
 
-// randomInputs makes seeded inputs for every graph input; symbolic or
-// unknown dims are pinned to small values.
+// randomInputs pins symbolic dims small: totals of past and new sequence
+// lengths ("total_seq_len", "past_seq_len+seq_len") get 4, the rest 2.
 func randomInputs(m *graph.Model, seed int64) (map[string]*Tensor, error) {
-	rng := rand.New(rand.NewSource(seed))
-	ins := map[string]*Tensor{}
+	pins := map[string]int{}
 	for _, v := range m.Graph.Inputs {
-		if !v.Type.Ranked {
-			return nil, fmt.Errorf("input %q has unknown rank", v.Name)
-		}
-		shape := make([]int, len(v.Type.Shape))
-		for i, d := range v.Type.Shape {
-			x, ok := d.Value()
-			switch {
-			case ok:
-				shape[i] = int(x)
-			case strings.Contains(d.String(), "total") || strings.Contains(d.String(), "+"):
-				// totals of past and new sequence lengths (2 + 2)
-				shape[i] = 4
-			default:
-				shape[i] = 2
+		for _, d := range v.Type.Shape {
+			if name := d.String(); !d.Static() && (strings.Contains(name, "total") || strings.Contains(name, "+")) {
+				pins[name] = 4
 			}
 		}
-		t := NewTensor(v.Type.DType, shape)
-		switch {
-		case v.Type.DType == graph.String:
-			return nil, fmt.Errorf("input %q is a string", v.Name)
-		case t.F != nil:
-			for i := range t.F {
-				t.F[i] = float32(rng.NormFloat64())
-			}
-		case t.I != nil:
-			for i := range t.I {
-				t.I[i] = 1
-			}
-		default:
-			for i := range t.B {
-				t.B[i] = true
-			}
-		}
-		ins[v.Name] = t.normalize()
 	}
-	return ins, nil
+	return RandomInputs(m, seed, pins, 2)
 }
 
 func listDirs(t *testing.T, pattern string) []string {
