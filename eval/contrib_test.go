@@ -86,3 +86,52 @@ func TestMHAPastKV(t *testing.T) {
 		t.Fatal("present_key:", dd)
 	}
 }
+
+// GroupQueryAttention: batch 0 uses its whole past, batch 1 only the first
+// past token (seqlens_k = 1 + S - 1); new keys follow the valid past.
+func TestGroupQueryAttention(t *testing.T) {
+	rng := rand.New(rand.NewSource(12))
+	B, S, P, H, Hkv, d := 2, 2, 3, 4, 2, 4
+	q, k, v := randTensor(rng, B, S, H*d), randTensor(rng, B, S, Hkv*d), randTensor(rng, B, S, Hkv*d)
+	pk, pv := randTensor(rng, B, Hkv, P, d), randTensor(rng, B, Hkv, P, d)
+	seqlens := &Tensor{DType: graph.Int32, Shape: s(B), I: []int64{int64(P + S - 1), int64(S)}}
+	total := &Tensor{DType: graph.Int32, Shape: nil, I: []int64{int64(P + S)}}
+	got, err := runOp("GroupQueryAttention", "com.microsoft", 17, attrs{"num_heads": H, "kv_num_heads": Hkv}, []*Tensor{q, k, v, pk, pv, seqlens, total}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qh, _ := headsFirst(q, H)
+	kh, _ := headsFirst(k, Hkv)
+	vh, _ := headsFirst(v, Hkv)
+	// expected present: valid past, then the new tokens, zero padding
+	want := NewTensor(graph.Float32, s(B, Hkv, P+S, d))
+	wantV := NewTensor(graph.Float32, s(B, Hkv, P+S, d))
+	valid := []int{P, 1}
+	for b := 0; b < B; b++ {
+		for h := 0; h < Hkv; h++ {
+			for j := 0; j < P+S; j++ {
+				for x := 0; x < d; x++ {
+					o := ((b*Hkv+h)*(P+S)+j)*d + x
+					switch {
+					case j < valid[b]:
+						want.F[o], wantV.F[o] = pk.F[((b*Hkv+h)*P+j)*d+x], pv.F[((b*Hkv+h)*P+j)*d+x]
+					case j < valid[b]+S:
+						n := j - valid[b]
+						want.F[o], wantV.F[o] = kh.F[((b*Hkv+h)*S+n)*d+x], vh.F[((b*Hkv+h)*S+n)*d+x]
+					}
+				}
+			}
+		}
+	}
+	if dd := diff(got[1], want, 0, 0); dd != "" {
+		t.Fatal("present_key:", dd)
+	}
+	ref := naiveAttention(qh, want, wantV, 1/math.Sqrt(float64(d)), nil, func(b, h, i, j int) bool { return j <= i+valid[b] })
+	r := make([]float32, len(ref))
+	for i, x := range ref {
+		r[i] = float32(x)
+	}
+	if dd := diff(got[0], headsLast(graph.Float32, r, B, H, S, d), 1e-5, 0); dd != "" {
+		t.Fatal(dd)
+	}
+}
