@@ -76,6 +76,8 @@ func InferNode(g *Graph, n *Node) {
 	}
 	if f := rules[n.OpType]; f != nil {
 		f(c)
+	} else if f := customRules["."+n.OpType]; f != nil {
+		f(c)
 	}
 }
 
@@ -84,10 +86,14 @@ var rules map[string]inferFunc
 // customRules infer ops of other domains, keyed "domain.Op".
 var customRules = map[string]inferFunc{}
 
-// RegisterInfer adds an inference rule for an op of a non-default domain.
+// RegisterInfer adds an inference rule for an op the built-in table lacks
+// (fused attention ops; domain "" for the default domain).
 func RegisterInfer(domain, op string, f func(g *Graph, n *Node)) {
-	customRules[domain+"."+op] = func(c *ictx) { f(c.g, c.n) }
+	customRules[normDomain(domain)+"."+op] = func(c *ictx) { f(c.g, c.n) }
 }
+
+// SetType records an inferred output type, keeping declared knowledge.
+func (v *Value) SetType(t Type) { v.Type = mergeType(t, v.Type) }
 
 func init() {
 	rules = map[string]inferFunc{

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes"
+	"github.com/attnopt/attnopt/report"
+	"github.com/spf13/cobra"
+)
+
+type rewriteOptions struct {
+	model      string
+	output     string
+	target     string
+	explain    bool
+	verifyEach bool
+	pins       pinFlags
+	out        io.Writer
+	prog       *progress
+}
+
+func newRewriteCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := &rewriteOptions{out: stdout}
+	c := &cobra.Command{
+		Use:   "rewrite MODEL",
+		Short: "Fuse every attention site into one memory-efficient op",
+		Long: "Rewrites each MatMul→Softmax→MatMul attention site into a fused op and writes\n" +
+			"MODEL.attnopt.onnx beside the input (the input is never modified).\n" +
+			"Targets: attnopt (attnopt.FlashAttention, this project's kernels), ort\n" +
+			"(com.microsoft.MultiHeadAttention, stock ONNX Runtime), onnx (Attention, opset ≥ 23).",
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.model = args[0]
+			o.prog = newProgress(stderr, quiet(c))
+			return runRewrite(o)
+		},
+	}
+	c.Flags().StringVarP(&o.output, "output", "o", "", "output path (default MODEL.attnopt.onnx)")
+	c.Flags().StringVar(&o.target, "target", "attnopt", "fused op: "+strings.Join(passes.TargetNames(), ", "))
+	c.Flags().BoolVar(&o.explain, "explain", false, "also say why each other Softmax was not fused")
+	c.Flags().BoolVar(&o.verifyEach, "verify-each", false, "run the graph verifier after every pass")
+	o.pins.register(c)
+	return c
+}
+
+// defaultOutput is MODEL.attnopt.onnx beside the input.
+func defaultOutput(model string) string {
+	ext := filepath.Ext(model)
+	return strings.TrimSuffix(model, ext) + ".attnopt.onnx"
+}
+
+func runRewrite(o *rewriteOptions) error {
+	if _, err := passes.TargetByName(o.target); err != nil {
+		return usageError{err}
+	}
+	out := o.output
+	if out == "" {
+		out = defaultOutput(o.model)
+	}
+	if same, _ := sameFile(o.model, out); same {
+		return usageError{fmt.Errorf("output %s is the input; attnopt never modifies its input", out)}
+	}
+	m, err := loadModel(o.model, &o.pins, o.prog)
+	if err != nil {
+		return err
+	}
+	ctx, err := passes.Rewrite(m, passes.Options{Target: o.target, VerifyEach: o.verifyEach})
+	if err != nil {
+		var me *passes.ModelError
+		if errors.As(err, &me) {
+			return &graph.InputError{File: o.model, Msg: me.Msg}
+		}
+		return fmt.Errorf("%s: %w", o.model, err)
+	}
+	res, err := m.Save(out)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", out, err)
+	}
+	report.WriteRewrite(o.out, report.NewRewrite(o.model, out, ctx, res), o.explain)
+	return nil
+}

@@ -1,0 +1,83 @@
+package passes
+
+import (
+	"fmt"
+
+	"github.com/attnopt/attnopt/graph"
+)
+
+// maskInput builds the one mask tensor a fused op reads from the site's mask
+// terms. A single bool term stays bool when the target reads bool masks;
+// otherwise every term becomes additive in dtype dt and they are summed. No
+// term is expanded over heads; Swin's per-window term is tiled over the
+// batch only, which its 5-D view requires.
+func maskInput(e *emitter, s *Site, dt graph.DType, boolOK bool) (*graph.Value, error) {
+	if len(s.Masks) == 0 {
+		return nil, nil
+	}
+	if len(s.Masks) == 1 && s.Masks[0].Kind == MaskBool && boolOK {
+		t := s.Masks[0]
+		if t.Inverted {
+			return e.op("Not", "", []*graph.Value{t.Value}), nil
+		}
+		return t.Value, nil
+	}
+	var sum *graph.Value
+	for _, t := range s.Masks {
+		v, err := termBias(e, s, t, dt)
+		if err != nil {
+			return nil, err
+		}
+		if sum == nil {
+			sum = v
+		} else {
+			sum = e.op("Add", "", []*graph.Value{sum, v})
+		}
+	}
+	return sum, nil
+}
+
+func termBias(e *emitter, s *Site, t MaskTerm, dt graph.DType) (*graph.Value, error) {
+	var v *graph.Value
+	switch {
+	case t.Fill != nil:
+		v = e.boolToBias(t.Value, t.Inverted, *t.Fill, dt)
+	case t.Kind == MaskBool:
+		v = e.boolToBias(t.Value, t.Inverted, negInfinity, dt)
+	default:
+		v = t.Value
+		if v.Type.DType != dt && v.Type.DType != graph.Undefined {
+			v = e.op("Cast", "", []*graph.Value{v}, graph.IntAttr("to", int64(dt)))
+		}
+	}
+	if t.BatchView == nil {
+		return v, nil
+	}
+	// (1|A, W, 1|H, Nq, Nk) in the (A, W, H, Nq, Nk) view → (A·W, 1|H, Nq, Nk).
+	a, ok1 := t.BatchView[0].Value()
+	w, ok2 := t.BatchView[1].Value()
+	sh, ok3 := v.Type.Shape.Ints()
+	if !ok1 || !ok2 || !ok3 || len(sh) != 5 {
+		return nil, fmt.Errorf("mask %q is added in a batch view with symbolic dims", t.Value.Name)
+	}
+	full := e.op("Expand", "", []*graph.Value{v, e.i64(a, w, sh[2], sh[3], sh[4])})
+	return e.reshape(full, a*w, sh[2], sh[3], sh[4]), nil
+}
+
+// liftMaskRank makes a rank-3 mask of a rank-3 (bmm) site broadcast against
+// the fused op's (B, 1, Nq, Nk) view.
+func liftMaskRank(e *emitter, s *Site, m *graph.Value) *graph.Value {
+	if m != nil && s.Rank == 3 && m.Type.Rank() == 3 {
+		return e.unsqueeze(m, 1)
+	}
+	return m
+}
+
+// scoreDType is the type the scores are computed in (float32 when the site
+// casts around its softmax).
+func scoreDType(s *Site) graph.DType {
+	if s.SoftCasts {
+		return graph.Float32
+	}
+	return s.DType
+}

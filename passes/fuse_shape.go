@@ -1,0 +1,95 @@
+package passes
+
+import (
+	"fmt"
+
+	"github.com/attnopt/attnopt/graph"
+)
+
+// shapeReaders lists Shape nodes that read intermediates of the site (GPT-2
+// reads w.size(-1) of its scores); the rewrite feeds them the same shape
+// computed from Q and K instead.
+func shapeReaders(s *Site) ([]*graph.Node, error) {
+	var out []*graph.Node
+	inSite := map[*graph.Node]bool{}
+	for _, n := range s.Nodes {
+		inSite[n] = true
+	}
+	for _, n := range s.Nodes {
+		for _, o := range n.Outputs {
+			if o == nil || o == s.Output {
+				continue
+			}
+			for _, u := range o.Uses() {
+				if inSite[u.Node] {
+					continue
+				}
+				switch {
+				case u.Node.Is("Shape") && o.Type.Rank() == s.Rank:
+					out = append(out, u.Node)
+				case u.Node.Is("CastLike") && u.Index == 1:
+				default:
+					return nil, fmt.Errorf("intermediate %q is read by %s %q", o.Name, u.Node.OpType, u.Node.Label())
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// replaceShapeReaders computes shape(scores) = shape(Q)[:-1] ++ [Nk] and
+// rewires each reader to it.
+func replaceShapeReaders(e *emitter, s *Site, readers []*graph.Node) {
+	if len(readers) == 0 {
+		return
+	}
+	r := int64(s.Rank)
+	qs := e.op("Shape", "", []*graph.Value{s.Q})
+	ks := e.op("Shape", "", []*graph.Value{s.K})
+	lead := e.op("Slice", "", []*graph.Value{qs, e.i64(0), e.i64(r - 1)})
+	nkAt := r - 2
+	if s.KTransposed {
+		nkAt = r - 1
+	}
+	nk := e.op("Slice", "", []*graph.Value{ks, e.i64(nkAt), e.i64(nkAt + 1)})
+	full := e.op("Concat", "", []*graph.Value{lead, nk}, graph.IntAttr("axis", 0))
+	for _, n := range readers {
+		v := full
+		start, end := n.AttrInt("start", 0), n.AttrInt("end", r)
+		if start != 0 || end != r {
+			v = e.op("Slice", "", []*graph.Value{full, e.i64(start), e.i64(end)})
+		}
+		e.g.ReplaceAllUses(n.Output(0), v)
+		e.g.RemoveNode(n)
+	}
+}
+
+// rewireTypeOnly points CastLike nodes that borrowed an intermediate's type
+// at the site's output, which has the same type.
+func rewireTypeOnly(s *Site, out *graph.Value) {
+	for _, n := range s.Nodes {
+		for _, o := range n.Outputs {
+			if o == nil || o == s.Output {
+				continue
+			}
+			for _, u := range append([]graph.Use(nil), o.Uses()...) {
+				if u.Node.Is("CastLike") && u.Index == 1 && o.Type.DType == out.Type.DType && !feedsSite(u.Node, s) {
+					u.Node.SetInput(1, out)
+				}
+			}
+		}
+	}
+}
+
+// feedsSite reports whether n's output is read by a node of the site (such a
+// node dies with the site and must not be rewired to its replacement).
+func feedsSite(n *graph.Node, s *Site) bool {
+	for _, u := range n.Output(0).Uses() {
+		for _, m := range s.Nodes {
+			if u.Node == m {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,127 @@
+package passes
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/attnopt/attnopt/eval"
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/testgraph"
+	"github.com/attnopt/attnopt/validate"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// rewriteCases are builder-made graphs in the styles exporters write.
+func rewriteCases() map[string]*testgraph.B {
+	base := O{B: 2, H: 4, N: 16, D: 8}
+	with := func(f func(*O)) *testgraph.B { o := base; f(&o); return testgraph.Attention(o) }
+	return map[string]*testgraph.B{
+		"sagan":          testgraph.SAGAN(17, 16, 4, 4),
+		"hf_dynamic":     testgraph.HFSelfAttention(17, "batch", "seq", 32, 4),
+		"sdpa_bool_op23": testgraph.SDPABoolMask(23, graph.Float32, 1, 4, 16, 4),
+		"sdpa_fp16":      testgraph.SDPABoolMask(17, graph.Float16, 1, 16, 32, 4),
+		"cpa3d":          testgraph.CPA3D(17, 2, 4, 4, 32, 4),
+		"causal_gpt2":    with(func(o *O) { o.Mask = "causal"; o.Scale = "div"; o.Opset = 23 }),
+		"finite_fill":    with(func(o *O) { o.Mask = "where_finite"; o.Opset = 23 }),
+		"inverted_where": with(func(o *O) { o.Mask = "where_inv"; o.Scale = "qk"; o.Opset = 23 }),
+		"fp16_casts":     with(func(o *O) { o.DType = graph.Float16; o.Casts = true; o.Scale = "div"; o.Mask = "add" }),
+		"swin_view":      with(func(o *O) { o.Mask = "window_view"; o.Scale = "q"; o.Opset = 23 }),
+		"einsum":         with(func(o *O) { o.Op = "Einsum"; o.KForm = "einsum-natural"; o.Scale = "shape"; o.Opset = 23 }),
+		"rank2_dv":       with(func(o *O) { o.Rank = 2; o.DV = 24; o.Opset = 23 }),
+		"rank3_mask":     with(func(o *O) { o.Rank = 3; o.Mask = "add"; o.Opset = 23 }),
+		"pre_transposed": with(func(o *O) { o.KForm = "pre"; o.Dropout = true }),
+	}
+}
+
+// TestRewriteGoldenAndNumbers rewrites every case for every target that
+// applies, checks the graph dump against testdata/golden, and runs the
+// original and the rewrite in the Go runtime on seeded inputs.
+func TestRewriteGoldenAndNumbers(t *testing.T) {
+	for name, b := range rewriteCases() {
+		for _, target := range TargetNames() {
+			t.Run(name+"/"+target, func(t *testing.T) {
+				orig := b.Model()
+				m := b.Model()
+				c, err := Rewrite(m, Options{Target: target, VerifyEach: true})
+				if target == "onnx" && orig.Opset("") < 23 {
+					if _, ok := err.(*ModelError); !ok {
+						t.Fatalf("onnx target on opset %d: err %v, want a ModelError", orig.Opset(""), err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				sites := len(FindSites(orig.Graph).Sites)
+				if c.FusedCount() != sites || sites == 0 {
+					for _, a := range c.Actions {
+						t.Log(a.Reason)
+					}
+					t.Fatalf("fused %d of %d sites", c.FusedCount(), sites)
+				}
+				if left := FindSites(m.Graph); len(left.Sites) != 0 {
+					t.Fatalf("%d sites remain after the rewrite", len(left.Sites))
+				}
+				checkGolden(t, filepath.Join("..", "testdata", "golden", name+"_"+target+".txt"), m.Dump())
+				data, err := m.Marshal()
+				if err != nil {
+					t.Fatal(err)
+				}
+				reloaded, err := graph.LoadBytes(data, "")
+				if err != nil {
+					t.Fatalf("rewritten model does not reload: %v", err)
+				}
+				compareModels(t, orig, reloaded, 1)
+			})
+		}
+	}
+}
+
+func checkGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./passes -update)", err)
+	}
+	if string(want) != got {
+		t.Errorf("graph differs from %s (run go test ./passes -update and review the diff):\n%s", path, got)
+	}
+}
+
+// compareModels runs both models in the Go runtime and checks every output
+// against the dtype's tolerance.
+func compareModels(t *testing.T, a, b *graph.Model, seed int64) {
+	t.Helper()
+	ins, err := validate.RandomInputs(a, seed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := eval.Run(a, ins, eval.Options{})
+	if err != nil {
+		t.Fatalf("original: %v", err)
+	}
+	got, err := eval.Run(b, ins, eval.Options{})
+	if err != nil {
+		t.Fatalf("rewrite: %v", err)
+	}
+	for _, o := range a.Graph.Outputs {
+		tol := validate.Tolerance(o.Type.DType)
+		m, err := validate.Compare(o.Name, want[o.Name], got[o.Name], tol, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !m.Pass {
+			t.Errorf("output %s: max abs %.3g at %v (tolerance %.g), %d non-finite", o.Name, m.MaxAbs, m.WorstIndex, tol, m.NaNs)
+		}
+	}
+}

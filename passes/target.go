@@ -1,0 +1,86 @@
+package passes
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/attnopt/attnopt/graph"
+)
+
+// Target is a fused op a site can be rewritten into.
+type Target interface {
+	// Name is the --target value.
+	Name() string
+	// Op is the fused op, "domain.Op".
+	Op() string
+	// CheckModel refuses a model the target cannot serve at all.
+	CheckModel(m *graph.Model) error
+	// CheckSite says why the target cannot take a site, or nil.
+	CheckSite(s *Site) error
+	// Build emits the replacement and returns the value that stands for the
+	// site's output.
+	Build(e *emitter, s *Site) (*graph.Value, error)
+	// Import is the opset import the fused op needs.
+	Import() graph.Opset
+}
+
+var targets = map[string]Target{}
+
+func registerTarget(t Target) { targets[t.Name()] = t }
+
+// TargetByName returns the target for --target.
+func TargetByName(name string) (Target, error) {
+	if t, ok := targets[name]; ok {
+		return t, nil
+	}
+	return nil, fmt.Errorf("unknown target %q (one of %s)", name, strings.Join(TargetNames(), ", "))
+}
+
+// TargetNames lists the targets.
+func TargetNames() []string {
+	var names []string
+	for n := range targets {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// ModelError refuses a whole model for a target; the CLI exits 2 with it.
+type ModelError struct{ Msg string }
+
+func (e *ModelError) Error() string { return e.Msg }
+
+// staticDim returns a dim's value or an error naming it.
+func staticDim(d graph.Dim, what string) (int64, error) {
+	v, ok := d.Value()
+	if !ok {
+		return 0, fmt.Errorf("%s is %s, not a static size", what, d)
+	}
+	return v, nil
+}
+
+// naturalK returns K as (…, Nk, Dqk).
+func naturalK(e *emitter, s *Site) *graph.Value {
+	if s.KTransposed {
+		return e.swapLast2(s.K)
+	}
+	return s.K
+}
+
+// naturalV returns V as (…, Nk, Dv).
+func naturalV(e *emitter, s *Site) *graph.Value {
+	if s.VChannelsFirst {
+		return e.swapLast2(s.V)
+	}
+	return s.V
+}
+
+// restoreOutput turns a (…, Nq, Dv) result into the site's output layout.
+func restoreOutput(e *emitter, s *Site, out *graph.Value) *graph.Value {
+	if s.VChannelsFirst {
+		return e.swapLast2(out)
+	}
+	return out
+}

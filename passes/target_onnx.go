@@ -1,0 +1,82 @@
+package passes
+
+import (
+	"fmt"
+
+	"github.com/attnopt/attnopt/graph"
+)
+
+// onnxTarget rewrites into the standard Attention op (ai.onnx, opset 23).
+// Portable, but ONNX Runtime 1.24's CPU kernel for it still materialises the
+// scores.
+type onnxTarget struct{}
+
+func init() { registerTarget(onnxTarget{}) }
+
+func (onnxTarget) Name() string        { return "onnx" }
+func (onnxTarget) Op() string          { return "ai.onnx.Attention" }
+func (onnxTarget) Import() graph.Opset { return graph.Opset{Domain: "", Version: 23} }
+
+// OnnxTargetNote is printed with every onnx-target rewrite.
+const OnnxTargetNote = "note: ONNX Runtime 1.24's CPU kernel for Attention still materialises the N×N scores; --target ort or attnopt avoids them"
+
+func (onnxTarget) CheckModel(m *graph.Model) error {
+	if v := m.Opset(""); v < 23 {
+		return &ModelError{Msg: fmt.Sprintf("--target onnx needs opset 23 or later for Attention; this model imports opset %d (use --target attnopt or --target ort)", v)}
+	}
+	return nil
+}
+
+func (onnxTarget) CheckSite(s *Site) error {
+	switch s.DType {
+	case graph.Float32, graph.Float16, graph.BFloat16, graph.Float64:
+		return nil
+	}
+	return &Reject{At: s.Q.Name, Reason: "Attention does not take " + s.DType.String()}
+}
+
+func (onnxTarget) Build(e *emitter, s *Site) (*graph.Value, error) {
+	q, k, v := s.Q, naturalK(e, s), naturalV(e, s)
+	var lift []int64
+	switch s.Rank {
+	case 3:
+		lift = []int64{1}
+	case 2:
+		lift = []int64{0, 1}
+	}
+	if lift != nil {
+		q, k, v = e.unsqueeze(q, lift...), e.unsqueeze(k, lift...), e.unsqueeze(v, lift...)
+	}
+	mask, err := maskInput(e, s, scoreDType(s), true)
+	if err != nil {
+		return nil, err
+	}
+	ins := []*graph.Value{q, k, v}
+	if mask = liftMaskRank(e, s, mask); mask != nil {
+		if mask.Type.DType != graph.Bool && mask.Type.DType != s.DType {
+			mask = e.op("Cast", "", []*graph.Value{mask}, graph.IntAttr("to", int64(s.DType)))
+		}
+		ins = append(ins, mask)
+	}
+	attrs := []*graph.Attr{graph.FloatAttr("scale", float32(s.Scale))}
+	if s.Causal {
+		attrs = append(attrs, graph.IntAttr("is_causal", 1))
+	}
+	out := e.op("Attention", "", ins, attrs...)
+	if lift != nil {
+		out = e.squeeze(out, lift...)
+	}
+	return restoreOutput(e, s, out), nil
+}
+
+func init() {
+	graph.RegisterInfer("", "Attention", func(g *graph.Graph, n *graph.Node) {
+		q, v := n.Input(0), n.Input(2)
+		if q == nil || v == nil || q.Type.Rank() != 4 || v.Type.Rank() != 4 {
+			return
+		}
+		out := append(graph.Shape(nil), q.Type.Shape...)
+		out[3] = v.Type.Shape[3]
+		n.Output(0).SetType(graph.TensorOf(q.Type.DType, out))
+	})
+}

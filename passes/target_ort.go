@@ -1,0 +1,95 @@
+package passes
+
+import (
+	"fmt"
+
+	"github.com/attnopt/attnopt/graph"
+)
+
+// ortTarget rewrites into com.microsoft.MultiHeadAttention, which stock ONNX
+// Runtime runs without an N² buffer. MHA takes 3-D (B, S, H·D) tensors, so
+// the rewrite adds the Transpose/Reshape pairs that cleanup then cancels
+// against the model's own.
+type ortTarget struct{}
+
+func init() { registerTarget(ortTarget{}) }
+
+func (ortTarget) Name() string                    { return "ort" }
+func (ortTarget) Op() string                      { return "com.microsoft.MultiHeadAttention" }
+func (ortTarget) Import() graph.Opset             { return graph.Opset{Domain: "com.microsoft", Version: 1} }
+func (ortTarget) CheckModel(m *graph.Model) error { return nil }
+
+func (ortTarget) CheckSite(s *Site) error {
+	if s.DType != graph.Float32 && s.DType != graph.Float16 {
+		return &Reject{At: s.Q.Name, Reason: "MultiHeadAttention takes float32 or float16, not " + s.DType.String()}
+	}
+	if s.Rank == 4 {
+		if _, err := staticDim(s.Heads, "the head count"); err != nil {
+			return &Reject{At: s.Q.Name, Reason: err.Error()}
+		}
+		if !s.Heads.Equal(s.KVHeads) {
+			return &Reject{At: s.K.Name, Reason: fmt.Sprintf("MultiHeadAttention has no grouped-query form (%s query heads, %s key heads); use --target attnopt or onnx", s.Heads, s.KVHeads)}
+		}
+	}
+	return nil
+}
+
+// to3D turns (B, H, N, D) into (B, N, H·D).
+func to3D(e *emitter, v *graph.Value) *graph.Value {
+	return e.reshape(e.transpose(v, 0, 2, 1, 3), 0, 0, -1)
+}
+
+func (ortTarget) Build(e *emitter, s *Site) (*graph.Value, error) {
+	q, k, v := s.Q, naturalK(e, s), naturalV(e, s)
+	heads := int64(1)
+	switch s.Rank {
+	case 4:
+		heads, _ = s.Heads.Value()
+		q, k, v = to3D(e, q), to3D(e, k), to3D(e, v)
+	case 2:
+		q, k, v = e.unsqueeze(q, 0), e.unsqueeze(k, 0), e.unsqueeze(v, 0)
+	}
+	bias, err := maskInput(e, s, s.DType, false)
+	if err != nil {
+		return nil, err
+	}
+	ins := []*graph.Value{q, k, v}
+	if bias != nil {
+		// attention_bias is (B|1, H|1, S, L).
+		r := bias.Type.Rank()
+		switch {
+		case s.Rank == 3 && r == 3:
+			bias = e.unsqueeze(bias, 1)
+		case r < 4:
+			lead := make([]int64, 4-r)
+			for i := range lead {
+				lead[i] = int64(i)
+			}
+			bias = e.unsqueeze(bias, lead...)
+		}
+		ins = append(ins, nil, nil, bias)
+	}
+	attrs := []*graph.Attr{graph.IntAttr("num_heads", heads), graph.FloatAttr("scale", float32(s.Scale))}
+	if s.Causal {
+		attrs = append(attrs, graph.IntAttr("unidirectional", 1))
+	}
+	out := e.op("MultiHeadAttention", "com.microsoft", ins, attrs...)
+	switch s.Rank {
+	case 4:
+		out = e.transpose(e.reshape(out, 0, 0, heads, -1), 0, 2, 1, 3)
+	case 2:
+		out = e.squeeze(out, 0)
+	}
+	return restoreOutput(e, s, out), nil
+}
+
+func init() {
+	// MultiHeadAttention: (B, S, H·Dv) from query (B, S, ·) and value (B, L, H·Dv).
+	graph.RegisterInfer("com.microsoft", "MultiHeadAttention", func(g *graph.Graph, n *graph.Node) {
+		q, v := n.Input(0), n.Input(2)
+		if q == nil || v == nil || q.Type.Rank() != 3 || v.Type.Rank() != 3 {
+			return
+		}
+		n.Output(0).SetType(graph.TensorOf(q.Type.DType, graph.Shape{q.Type.Shape[0], q.Type.Shape[1], v.Type.Shape[2]}))
+	})
+}

@@ -1,0 +1,89 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes"
+)
+
+// Rewrite is what `attnopt rewrite` did.
+type Rewrite struct {
+	Input    string         `json:"input"`
+	Output   string         `json:"output"`
+	Target   string         `json:"target"`
+	Op       string         `json:"op"`
+	Sites    []RewriteSite  `json:"sites"`
+	Fused    int            `json:"fused"`
+	Folds    int            `json:"layout_folds"`
+	Removed  int            `json:"nodes_removed"`
+	External ExternalResult `json:"external_data"`
+	Rejected []Rejection    `json:"rejected,omitempty"`
+	Note     string         `json:"note,omitempty"`
+}
+
+// RewriteSite is one site and what happened to it.
+type RewriteSite struct {
+	SiteInfo
+	Fused  bool   `json:"fused"`
+	Node   string `json:"fused_node,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// ExternalResult says how external data reached the output.
+type ExternalResult struct {
+	Files  []string `json:"files"`
+	Copied bool     `json:"copied"`
+}
+
+// NewRewrite builds the report of one rewrite.
+func NewRewrite(in, out string, c *passes.Context, saved graph.SaveResult) *Rewrite {
+	r := &Rewrite{Input: in, Output: out, Target: c.Target.Name(), Op: c.Target.Op(), Folds: c.LayoutFolds, Removed: c.DeadRemoved,
+		External: ExternalResult{Files: saved.ExternalFiles, Copied: saved.Copied}}
+	for _, a := range c.Actions {
+		r.Sites = append(r.Sites, RewriteSite{SiteInfo: NewSiteInfo(a.Site), Fused: a.Fused, Node: a.Node, Reason: a.Reason})
+		if a.Fused {
+			r.Fused++
+		}
+	}
+	for _, rej := range c.Match.Rejected {
+		r.Rejected = append(r.Rejected, Rejection{Softmax: rej.Softmax.Label(), At: rej.At, Reason: rej.Reason})
+	}
+	if r.Target == "onnx" && r.Fused > 0 {
+		r.Note = passes.OnnxTargetNote
+	}
+	return r
+}
+
+// WriteRewrite prints the per-site summary of a rewrite.
+func WriteRewrite(w io.Writer, r *Rewrite, explain bool) {
+	if len(r.Sites) == 0 {
+		fmt.Fprintf(w, "%s: no attention site found; wrote the model unchanged to %s\n", r.Input, r.Output)
+	}
+	for _, s := range r.Sites {
+		if s.Fused {
+			fmt.Fprintf(w, "site %d (%s): fused into %s %s — scores %s → fused %s\n", s.ID, s.Softmax, r.Op, s.Node, HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes))
+		} else {
+			fmt.Fprintf(w, "site %d (%s): left as is: %s\n", s.ID, s.Softmax, s.Reason)
+		}
+	}
+	if explain {
+		for _, x := range r.Rejected {
+			fmt.Fprintf(w, "not a site: Softmax %s: %s\n", x.Softmax, x.Reason)
+		}
+	}
+	if len(r.Sites) > 0 {
+		fmt.Fprintf(w, "%d of %d site(s) fused (target %s); %d node(s) removed, %d layout fold(s); wrote %s\n", r.Fused, len(r.Sites), r.Target, r.Removed, r.Folds, r.Output)
+	}
+	if len(r.External.Files) > 0 {
+		how := "referenced in place (output is beside the input)"
+		if r.External.Copied {
+			how = "copied beside the output with the same layout"
+		}
+		fmt.Fprintf(w, "external data %v: %s\n", r.External.Files, how)
+	}
+	if r.Note != "" {
+		fmt.Fprintln(w, r.Note)
+	}
+}
