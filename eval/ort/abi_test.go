@@ -103,20 +103,75 @@ func (e constError) Error() string { return string(e) }
 
 const errNoStruct = constError("struct OrtApi not found in header")
 
-func TestDumpAPI(t *testing.T) {
+var capiIndex = regexp.MustCompile(`AO_IDX_(\w+)\s*=\s*(\d+)`)
+
+// TestAPIIndices checks every OrtApi slot index in capi.h against the
+// position of that member in struct OrtApi of the real header.
+func TestAPIIndices(t *testing.T) {
 	p := headerPath()
 	if p == "" {
-		t.Skip("no header")
+		t.Skip("onnxruntime_c_api.h not in the Go module cache (go mod download github.com/yalue/onnxruntime_go@v1.27.0)")
 	}
-	b, err := os.ReadFile(p)
+	hdr, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	names, err := apiMembers(string(b))
+	if !strings.Contains(string(hdr), "#define ORT_API_VERSION 24") {
+		t.Fatalf("%s is not the API version 24 header", p)
+	}
+	names, err := apiMembers(string(hdr))
 	if err != nil {
 		t.Fatal(err)
 	}
+	pos := map[string]int{}
 	for i, n := range names {
-		t.Logf("%d %s", i, n)
+		if _, dup := pos[n]; dup {
+			t.Errorf("member %s appears twice", n)
+		}
+		pos[n] = i
+	}
+	// Anchors that pin the parse: the first members and a few well-known
+	// slots of the ORT C API.
+	for name, want := range map[string]int{"CreateStatus": 0, "GetErrorCode": 1, "CreateEnv": 3, "Run": 9, "ReleaseEnv": 92} {
+		if pos[name] != want {
+			t.Errorf("parser sanity: %s at %d, want %d", name, pos[name], want)
+		}
+	}
+	t.Logf("struct OrtApi has %d members", len(names))
+
+	own, err := os.ReadFile("capi.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := capiIndex.FindAllStringSubmatch(string(own), -1)
+	if len(found) < 30 {
+		t.Fatalf("only %d AO_IDX_ entries found in capi.h", len(found))
+	}
+	for _, m := range found {
+		name, idx := m[1], 0
+		for _, c := range m[2] {
+			idx = idx*10 + int(c-'0')
+		}
+		got, ok := pos[name]
+		switch {
+		case !ok:
+			t.Errorf("capi.h: AO_IDX_%s: no member %s in struct OrtApi", name, name)
+		case got != idx:
+			t.Errorf("capi.h: AO_IDX_%s = %d, but %s is member %d of struct OrtApi", name, idx, name, got)
+		}
+	}
+	// Every slot capi.c calls must have its index checked above.
+	src, err := os.ReadFile("capi.c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := map[string]bool{}
+	for _, m := range found {
+		checked[m[1]] = true
+	}
+	for _, m := range regexp.MustCompile(`API\((\w+)\)\(`).FindAllStringSubmatch(string(src), -1) {
+		if !checked[m[1]] {
+			t.Errorf("capi.c calls %s without an AO_IDX_ entry", m[1])
+		}
 	}
 }

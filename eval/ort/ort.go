@@ -87,9 +87,10 @@ func load(libPath string) (*Runtime, error) {
 	r := &Runtime{path: libPath, version: C.GoString(version)}
 	logid := C.CString("attnopt")
 	defer C.free(unsafe.Pointer(logid))
-	// Log level 3 (error): warnings about unused initializers and the like
-	// would only clutter the output.
-	if err := check(C.ao_create_env(3, logid, &r.env)); err != nil {
+	// Log level 4 (fatal): errors come back as messages from each call, and
+	// warnings about unused initializers and the like would only clutter
+	// the output.
+	if err := check(C.ao_create_env(4, logid, &r.env)); err != nil {
 		return nil, fmt.Errorf("ort: create environment: %w", err)
 	}
 	if err := check(C.ao_create_cpu_memory_info(&r.mem)); err != nil {
