@@ -50,11 +50,18 @@ def set_path(path):
         os.environ.pop("ATTNOPT_CUDA_PATH", None)
 
 
+PATHS = ("auto", "simt")  # CUDA kernel paths to check (--paths)
+
+
 def paths_for(dtype):
-    """Kernel paths to check: the CPU, or CUDA auto (+ SIMT, for f16/bf16)."""
+    """Kernel paths to check: the CPU, or CUDA auto (+ SIMT, for f16/bf16).
+
+    For f32, auto is the SIMT kernel, so it runs under either name once."""
     if DEV == "cpu":
         return ("cpu",)
-    return ("auto",) if dtype == torch.float32 else ("auto", "simt")
+    if dtype == torch.float32:
+        return PATHS[:1]
+    return PATHS
 
 
 def sync():
@@ -443,16 +450,23 @@ def benchmarks(bench, quick):
 
 
 def main():
-    global LIB, DEV
+    global LIB, DEV, PATHS
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lib", required=True, help="path of libattnopt.so built with CUDA")
     ap.add_argument("--out", default="", help="directory for gpu_check.json and gpu_check.md")
     ap.add_argument("--quick", action="store_true", help="smaller matrix and sweep")
     ap.add_argument("--skip-bench", action="store_true")
+    ap.add_argument("--skip-correctness", action="store_true")
+    ap.add_argument("--paths", default="auto,simt",
+                    help="CUDA kernel paths to check, comma separated: auto (tensor cores when possible), simt")
+    ap.add_argument("--tag", default="", help="suffix of the output files (gpu_check<tag>.md/.json)")
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
                     help="cpu: dry run of the correctness part through the CPU entry points (no benchmarks)")
     args = ap.parse_args()
     DEV = args.device
+    PATHS = tuple(p for p in args.paths.split(",") if p)
+    if not PATHS or any(p not in ("auto", "simt") for p in PATHS):
+        sys.exit("--paths takes auto and/or simt")
     LIB = ac.load(args.lib)
     if DEV == "cpu":
         args.skip_bench = True
@@ -463,7 +477,8 @@ def main():
         print(f"GPU: {torch.cuda.get_device_name()}  torch {torch.__version__}  CUDA {torch.version.cuda}", flush=True)
     t0 = time.time()
     res = Results()
-    correctness(res, args.quick)
+    if not args.skip_correctness:
+        correctness(res, args.quick)
     bench = Bench()
     if not args.skip_bench:
         print("benchmarks:", flush=True)
@@ -480,13 +495,18 @@ def main():
                      f"{sel[0]['tol']:g} |")
     summary = "\n".join(lines)
     table = bench.table()
+    report = ""
+    if res.rows:
+        report += f"## Correctness ({', '.join(PATHS) if DEV != 'cpu' else 'cpu'})\n\n{summary}\n\n"
+    if bench.rows:
+        report += f"## Benchmarks\n\n{table}\n"
     if args.out:
         os.makedirs(args.out, exist_ok=True)
-        with open(os.path.join(args.out, "gpu_check.json"), "w") as f:
+        with open(os.path.join(args.out, f"gpu_check{args.tag}.json"), "w") as f:
             json.dump({"correctness": res.rows, "bench": bench.rows}, f, indent=1, default=str)
-        with open(os.path.join(args.out, "gpu_check.md"), "w") as f:
-            f.write("## Correctness\n\n" + summary + "\n\n## Benchmarks\n\n" + table + "\n")
-    print(f"\ntotal {time.time() - t0:.0f}s\n\n## Correctness\n\n{summary}\n\n## Benchmarks\n\n{table}")
+        with open(os.path.join(args.out, f"gpu_check{args.tag}.md"), "w") as f:
+            f.write(report)
+    print(f"\ntotal {time.time() - t0:.0f}s\n\n{report}")
     return 1 if res.failures else 0
 
 

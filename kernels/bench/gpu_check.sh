@@ -1,19 +1,31 @@
 #!/usr/bin/env bash
 # GPU check for a machine with one GPU (written for an H200: nvcc, CMake and
 # PyTorch present, no network): builds the kernels for sm_90 (override with
-# CUDA_ARCH=80 etc.), runs the CPU tests, then bench/gpu_check.py for
-# correctness against float64 and benchmarks. The Markdown table comes last;
-# gpu_check.{md,json} land in $OUT when set (else the build folder).
-# Usage: bash kernels/bench/gpu_check.sh [--quick] [--skip-bench]
-set -euo pipefail
+# CUDA_ARCH=80 etc.), runs the CPU tests, then bench/gpu_check.py in three
+# separate processes, so a kernel fault in one (which kills the CUDA context)
+# does not hide the results of the others:
+#   1. correctness of the SIMT kernel (every dtype),
+#   2. correctness of the default path (tensor cores for f16/bf16 on sm_80+),
+#   3. benchmarks; their Markdown table is printed last.
+# gpu_check*.{md,json} land in $OUT when set (else the build folder).
+# Usage: bash kernels/bench/gpu_check.sh [--quick]
+set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 kernels="$(cd "$here/.." && pwd)"
 build="${ATTNOPT_BUILD_DIR:-$kernels/build/gpu}"
+out="${OUT:-$build}"
 arch="${CUDA_ARCH:-90}"
 t0=$(date +%s)
-cmake -S "$kernels" -B "$build" -DCMAKE_BUILD_TYPE=Release -DATTNOPT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$arch" >/dev/null
-cmake --build "$build" -j "$(nproc)" --target attnopt_shared test_cpu
+cmake -S "$kernels" -B "$build" -DCMAKE_BUILD_TYPE=Release -DATTNOPT_CUDA=ON \
+  -DCMAKE_CUDA_ARCHITECTURES="$arch" >/dev/null || exit 1
+cmake --build "$build" -j "$(nproc)" --target attnopt_shared test_cpu || exit 1
 echo "build: $(( $(date +%s) - t0 ))s"
-for group in flash window args; do "$build/test_cpu" "$group" >/dev/null; done
+for group in flash window args; do "$build/test_cpu" "$group" >/dev/null || { echo "CPU test $group failed"; exit 1; }; done
 echo "CPU tests passed"
-python3 "$here/gpu_check.py" --lib "$build/libattnopt.so" --out "${OUT:-$build}" "$@"
+py=(python3 "$here/gpu_check.py" --lib "$build/libattnopt.so" --out "$out")
+status=0
+"${py[@]}" --paths simt --skip-bench --tag _simt "$@" || status=1
+"${py[@]}" --paths auto --skip-bench --tag _auto "$@" || status=1
+"${py[@]}" --skip-correctness --tag _bench "$@" || status=1
+echo "gpu_check: total $(( $(date +%s) - t0 ))s, $([[ $status == 0 ]] && echo passed || echo FAILED)"
+exit $status
