@@ -123,10 +123,8 @@ func fusePass(c *Context) error {
 		a.Fused = true
 		c.Actions = append(c.Actions, a)
 		if c.Opts.VerifyEach {
-			g.RemoveDead()
-			if err := g.Sort(); err != nil {
-				return err
-			}
+			// Verify without reordering, so --verify-each never changes the
+			// output bytes.
 			if err := g.Verify(); err != nil {
 				return fmt.Errorf("site %d: %w", s.ID, err)
 			}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/graph/onnxpb"
+	"github.com/attnopt/attnopt/internal/testgraph"
+	"google.golang.org/protobuf/proto"
+)
+
+func TestRewriteWritesBesideInputAndNeverTouchesIt(t *testing.T) {
+	for _, target := range []string{"attnopt", "ort"} {
+		t.Run(target, func(t *testing.T) {
+			in := writeModel(t, testgraph.HFSelfAttention(17, "batch", "seq", 32, 4))
+			before, _ := os.ReadFile(in)
+			code, stdout, stderr := runCLI("rewrite", in, "--target", target, "--verify-each")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			out := strings.TrimSuffix(in, ".onnx") + ".attnopt.onnx"
+			if !strings.Contains(stdout, "1 of 1 site(s) fused") || !strings.Contains(stdout, out) {
+				t.Fatalf("unexpected output:\n%s", stdout)
+			}
+			after, _ := os.ReadFile(in)
+			if !bytes.Equal(before, after) {
+				t.Fatal("the input file changed")
+			}
+			first, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Same input and flags: byte-identical output.
+			if code, _, stderr := runCLI("rewrite", in, "--target", target); code != 0 {
+				t.Fatal(stderr)
+			}
+			second, _ := os.ReadFile(out)
+			if !bytes.Equal(first, second) {
+				t.Fatal("two runs wrote different bytes")
+			}
+			code, stdout, _ = runCLI("inspect", out)
+			if code != 0 || !strings.Contains(stdout, "0 attention site(s), 1 already fused") {
+				t.Fatalf("inspect of the rewrite:\n%s", stdout)
+			}
+			entries, _ := os.ReadDir(filepath.Dir(in))
+			for _, e := range entries {
+				if strings.Contains(e.Name(), ".tmp") {
+					t.Errorf("temporary file left behind: %s", e.Name())
+				}
+			}
+		})
+	}
+}
+
+func TestRewriteWithoutSitesCopiesModel(t *testing.T) {
+	in := writeModel(t, testgraph.Classifier())
+	out := filepath.Join(t.TempDir(), "out.onnx")
+	code, stdout, _ := runCLI("rewrite", in, "-o", out)
+	if code != 0 || !strings.Contains(stdout, "no attention site found; wrote the model unchanged") {
+		t.Fatalf("exit %d:\n%s", code, stdout)
+	}
+	a, _ := os.ReadFile(in)
+	b, _ := os.ReadFile(out)
+	var pa, pb onnxpb.ModelProto
+	proto.Unmarshal(a, &pa)
+	proto.Unmarshal(b, &pb)
+	if !proto.Equal(&pa, &pb) {
+		t.Fatal("model without sites changed")
+	}
+}
+
+func TestRewriteRefusals(t *testing.T) {
+	in := writeModel(t, testgraph.SAGAN(17, 16, 4, 4))
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"rewrite", in, "--target", "onnx"}, "opset 23"},
+		{[]string{"rewrite", in, "--target", "tensorrt"}, "unknown target"},
+		{[]string{"rewrite", in, "-o", in}, "never modifies its input"},
+	}
+	for _, tc := range cases {
+		code, _, stderr := runCLI(tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+func TestRewriteCarriesExternalData(t *testing.T) {
+	dir := t.TempDir()
+	b := testgraph.SAGAN(17, 16, 4, 4)
+	mp := b.Proto()
+	// Move the first weight to an external file.
+	w := mp.Graph.Initializer[0]
+	if err := os.WriteFile(filepath.Join(dir, "weights.bin"), w.RawData, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w.DataLocation = onnxpb.TensorProto_EXTERNAL.Enum()
+	w.ExternalData = []*onnxpb.StringStringEntryProto{{Key: proto.String("location"), Value: proto.String("weights.bin")}}
+	w.RawData = nil
+	data, _ := proto.Marshal(mp)
+	in := filepath.Join(dir, "model.onnx")
+	os.WriteFile(in, data, 0o644)
+	outDir := t.TempDir()
+	code, stdout, stderr := runCLI("rewrite", in, "-o", filepath.Join(outDir, "fused.onnx"))
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	if !strings.Contains(stdout, "copied beside the output") {
+		t.Fatalf("output does not say how external data was carried:\n%s", stdout)
+	}
+	m, err := graph.Load(filepath.Join(outDir, "fused.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range m.Graph.Inits {
+		if _, err := v.Const.Raw(); err != nil {
+			t.Fatalf("initializer %s unreadable in the output: %v", v.Name, err)
+		}
+	}
+	code, stdout, _ = runCLI("rewrite", in)
+	if code != 0 || !strings.Contains(stdout, "referenced in place") {
+		t.Fatalf("rewrite beside the input:\n%s", stdout)
+	}
+}
