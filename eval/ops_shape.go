@@ -530,6 +530,9 @@ func opSlice(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 
 func opGather(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 	x, ind := in[0], in[1]
+	if ind.I == nil {
+		return nil, fmt.Errorf("Gather indices must be integers, got %s", ind.DType)
+	}
 	ax, err := normAxis(c.attrInt("axis", 0), len(x.Shape))
 	if err != nil {
 		return nil, err

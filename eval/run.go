@@ -83,21 +83,12 @@ func UnsupportedOps(m *graph.Model) []string {
 // Run executes m on the named inputs and returns every graph output by name.
 // Intermediates are dropped after their last use.
 func Run(m *graph.Model, inputs map[string]*Tensor, opts Options) (map[string]*Tensor, error) {
-	threads := opts.Threads
-	if threads <= 0 {
-		threads = runtime.NumCPU()
-	}
 	g := m.Graph
 	order, err := g.TopoOrder()
 	if err != nil {
 		return nil, err
 	}
-	for _, n := range order {
-		if !Supports(n) {
-			return nil, fmt.Errorf("unsupported op %s (domain %s, opset %d)", n.OpType, domainName(n.Domain), m.Opset(n.Domain))
-		}
-	}
-	vals := map[string]*Tensor{}
+	feeds := map[string]*Tensor{}
 	for _, in := range g.Inputs {
 		t, ok := inputs[in.Name]
 		if !ok {
@@ -106,18 +97,63 @@ func Run(m *graph.Model, inputs map[string]*Tensor, opts Options) (map[string]*T
 		if err := checkInput(in, t); err != nil {
 			return nil, err
 		}
+		feeds[in.Name] = t
+	}
+	var want []string
+	for _, o := range g.Outputs {
+		want = append(want, o.Name)
+	}
+	return execute(m, order, feeds, want, opts)
+}
+
+// RunNodes executes a subset of m's nodes (in m's topological order) — an
+// attention site, say — reading values they do not compute from feeds or
+// from initializers, and returns the named values.
+func RunNodes(m *graph.Model, nodes []*graph.Node, feeds map[string]*Tensor, want []string, opts Options) (map[string]*Tensor, error) {
+	order, err := m.Graph.TopoOrder()
+	if err != nil {
+		return nil, err
+	}
+	in := map[*graph.Node]bool{}
+	for _, n := range nodes {
+		in[n] = true
+	}
+	var sub []*graph.Node
+	for _, n := range order {
+		if in[n] {
+			sub = append(sub, n)
+		}
+	}
+	if len(sub) != len(in) {
+		return nil, fmt.Errorf("%d of the %d nodes are not in the model", len(in)-len(sub), len(in))
+	}
+	return execute(m, sub, feeds, want, opts)
+}
+
+func execute(m *graph.Model, order []*graph.Node, feeds map[string]*Tensor, want []string, opts Options) (map[string]*Tensor, error) {
+	threads := opts.Threads
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	for _, n := range order {
+		if !Supports(n) {
+			return nil, fmt.Errorf("unsupported op %s (domain %s, opset %d)", n.OpType, domainName(n.Domain), m.Opset(n.Domain))
+		}
+	}
+	vals := map[string]*Tensor{}
+	for name, t := range feeds {
 		if t.DType == graph.Float16 || t.DType == graph.BFloat16 {
 			// round a private copy: kernels may pass inputs through and
 			// outputs are rounded in place, which must not touch the caller's
 			t = t.Clone().normalize()
 		}
-		vals[in.Name] = t
+		vals[name] = t
 	}
-	// Uses left per value; graph outputs are never freed.
+	// Uses left per value; requested values are never freed.
 	left := map[string]int{}
 	keep := map[string]bool{}
-	for _, o := range g.Outputs {
-		keep[o.Name] = true
+	for _, name := range want {
+		keep[name] = true
 	}
 	for _, n := range order {
 		for _, v := range n.Inputs {
@@ -126,11 +162,12 @@ func Run(m *graph.Model, inputs map[string]*Tensor, opts Options) (map[string]*T
 			}
 		}
 	}
-	get := func(v *graph.Value) (*Tensor, error) {
-		if t, ok := vals[v.Name]; ok {
+	g := m.Graph
+	get := func(name string) (*Tensor, error) {
+		if t, ok := vals[name]; ok {
 			return t, nil
 		}
-		if v.Kind == graph.KindInit && v.Const != nil {
+		if v := g.Value(name); v != nil && v.Kind == graph.KindInit && v.Const != nil {
 			t, err := FromGraph(v.Const)
 			if err != nil {
 				return nil, fmt.Errorf("initializer %q: %w", v.Name, err)
@@ -138,7 +175,7 @@ func Run(m *graph.Model, inputs map[string]*Tensor, opts Options) (map[string]*T
 			vals[v.Name] = t
 			return t, nil
 		}
-		return nil, fmt.Errorf("value %q is not computed", v.Name)
+		return nil, fmt.Errorf("value %q is neither fed nor computed", name)
 	}
 	for _, n := range order {
 		in := make([]*Tensor, len(n.Inputs))
@@ -146,21 +183,13 @@ func Run(m *graph.Model, inputs map[string]*Tensor, opts Options) (map[string]*T
 			if v == nil || v.Name == "" {
 				continue
 			}
-			t, err := get(v)
+			t, err := get(v.Name)
 			if err != nil {
 				return nil, fmt.Errorf("node %s: %w", n.Label(), err)
 			}
 			in[i] = t
 		}
-		c := &opCtx{node: n, opset: m.Opset(n.Domain), threads: threads}
-		var outs []*Tensor
-		if n.OpType == "Constant" && (n.Domain == "" || n.Domain == "ai.onnx") {
-			var t *Tensor
-			t, err = constantNode(n)
-			outs = []*Tensor{t}
-		} else {
-			outs, err = kernels[opKey(n.Domain, n.OpType)](c, in)
-		}
+		outs, err := runNode(m, n, in, threads)
 		if err != nil {
 			return nil, fmt.Errorf("node %s (%s): %w", n.Label(), n.OpType, err)
 		}
@@ -187,14 +216,30 @@ func Run(m *graph.Model, inputs map[string]*Tensor, opts Options) (map[string]*T
 		}
 	}
 	res := map[string]*Tensor{}
-	for _, o := range g.Outputs {
-		t, err := get(o)
+	for _, name := range want {
+		t, err := get(name)
 		if err != nil {
 			return nil, err
 		}
-		res[o.Name] = t
+		res[name] = t
 	}
 	return res, nil
+}
+
+// runNode calls the node's kernel; a kernel panic (a malformed model that
+// slipped past its checks) becomes an error instead of killing the tool.
+func runNode(m *graph.Model, n *graph.Node, in []*Tensor, threads int) (outs []*Tensor, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error: %v", r)
+		}
+	}()
+	if n.OpType == "Constant" && (n.Domain == "" || n.Domain == "ai.onnx") {
+		t, err := constantNode(n)
+		return []*Tensor{t}, err
+	}
+	c := &opCtx{node: n, opset: m.Opset(n.Domain), threads: threads}
+	return kernels[opKey(n.Domain, n.OpType)](c, in)
 }
 
 func checkInput(v *graph.Value, t *Tensor) error {

@@ -170,8 +170,14 @@ char* ao_io_name(OrtSession* s, int output, size_t i, char** out) {
     err = take(API(SessionGetInputName)(s, i, alloc, &name));
   }
   if (err) return err;
-  *out = dup_message("", name);
-  return take(API(AllocatorFree)(alloc, name));
+  char* copy = dup_message("", name);
+  err = take(API(AllocatorFree)(alloc, name));
+  if (err) {
+    free(copy);
+    return err;
+  }
+  *out = copy;
+  return NULL;
 }
 
 // shape_of reads element type and dims of a tensor description.

@@ -268,6 +268,28 @@ func elemSize(dt graph.DType) int {
 	return 0
 }
 
+// checkData makes sure t's storage holds exactly its shape's elements.
+func checkData(t *eval.Tensor) error {
+	n := 1
+	for _, d := range t.Shape {
+		if d < 0 {
+			return fmt.Errorf("negative dimension in %v", t.Shape)
+		}
+		n *= d
+	}
+	have := len(t.F)
+	switch {
+	case t.DType == graph.Bool:
+		have = len(t.B)
+	case t.DType.IsInt():
+		have = len(t.I)
+	}
+	if have != n {
+		return fmt.Errorf("%s%v holds %d elements, want %d", t.DType, t.Shape, have, n)
+	}
+	return nil
+}
+
 // cArena tracks C allocations made for one Run.
 type cArena []unsafe.Pointer
 
@@ -300,32 +322,33 @@ func (s *Session) Run(inputs map[string]*eval.Tensor) (map[string]*eval.Tensor, 
 	if s.s == nil {
 		return nil, errors.New("ort: session is closed")
 	}
-	known := map[string]bool{}
+	// Required inputs in the session's order, then any others the caller
+	// gives (overridable initializers; ORT rejects names it does not know).
+	var names []string
+	required := map[string]bool{}
+	var missing []string
 	for _, in := range s.inputs {
-		known[in.Name] = true
-	}
-	var unknown, missing []string
-	for name := range inputs {
-		if !known[name] {
-			unknown = append(unknown, name)
-		}
-	}
-	for _, in := range s.inputs {
+		required[in.Name] = true
+		names = append(names, in.Name)
 		if inputs[in.Name] == nil {
 			missing = append(missing, in.Name)
 		}
 	}
-	if len(unknown) > 0 {
-		sort.Strings(unknown)
-		return nil, fmt.Errorf("ort: the model has no input %s", strings.Join(unknown, ", "))
-	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("ort: missing input %s", strings.Join(missing, ", "))
 	}
+	var extra []string
+	for name, t := range inputs {
+		if !required[name] && t != nil {
+			extra = append(extra, name)
+		}
+	}
+	sort.Strings(extra)
+	names = append(names, extra...)
 
 	var arena cArena
 	defer arena.free()
-	nIn, nOut := len(s.inputs), len(s.outputs)
+	nIn, nOut := len(names), len(s.outputs)
 	ptrSize := int(unsafe.Sizeof(uintptr(0)))
 	inNames := unsafe.Slice((**C.char)(arena.alloc(nIn*ptrSize)), max(nIn, 1))
 	inVals := unsafe.Slice((**C.OrtValue)(arena.alloc(nIn*ptrSize)), max(nIn, 1))
@@ -346,14 +369,17 @@ func (s *Session) Run(inputs map[string]*eval.Tensor) (map[string]*eval.Tensor, 
 		}
 	}()
 
-	for i, in := range s.inputs {
-		t := inputs[in.Name]
+	for i, name := range names {
+		t := inputs[name]
 		if elemSize(t.DType) == 0 {
-			return nil, fmt.Errorf("ort: input %q: unsupported type %s", in.Name, t.DType)
+			return nil, fmt.Errorf("ort: input %q: unsupported type %s", name, t.DType)
+		}
+		if err := checkData(t); err != nil {
+			return nil, fmt.Errorf("ort: input %q: %w", name, err)
 		}
 		raw, err := t.Raw()
 		if err != nil {
-			return nil, fmt.Errorf("ort: input %q: %w", in.Name, err)
+			return nil, fmt.Errorf("ort: input %q: %w", name, err)
 		}
 		data := arena.alloc(len(raw))
 		if len(raw) > 0 {
@@ -364,10 +390,10 @@ func (s *Session) Run(inputs map[string]*eval.Tensor) (map[string]*eval.Tensor, 
 		for d, v := range t.Shape {
 			shapeS[d] = C.int64_t(v)
 		}
-		inNames[i] = arena.str(in.Name)
+		inNames[i] = arena.str(name)
 		if err := check(C.ao_create_tensor(s.rt.mem, data, C.size_t(len(raw)), shape, C.size_t(len(t.Shape)),
 			C.int(t.DType), &inVals[i])); err != nil {
-			return nil, fmt.Errorf("ort: input %q %s: %w", in.Name, t, err)
+			return nil, fmt.Errorf("ort: input %q %s: %w", name, t, err)
 		}
 	}
 	for i, out := range s.outputs {

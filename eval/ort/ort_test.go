@@ -409,8 +409,20 @@ func TestIOAndTypes(t *testing.T) {
 		}
 	}
 	// Input validation happens before ORT is called.
-	if _, err := s.Run(map[string]*eval.Tensor{"nope": ins["x0"]}); err == nil || !strings.Contains(err.Error(), "nope") {
+	ins["nope"] = ins["x0"]
+	if _, err := s.Run(ins); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("unknown input: %v", err)
+	} else {
+		t.Logf("unknown input: %v", err)
+	}
+	delete(ins, "nope")
+	bad := *ins["x0"]
+	bad.F = bad.F[:5]
+	ins["x0"] = &bad
+	if _, err := s.Run(ins); err == nil || !strings.Contains(err.Error(), "x0") {
+		t.Errorf("short data: %v", err)
+	} else {
+		t.Logf("short data: %v", err)
 	}
 	delete(ins, "x3")
 	if _, err := s.Run(ins); err == nil || !strings.Contains(err.Error(), "x3") {
