@@ -459,6 +459,7 @@ def main():
     ap.add_argument("--skip-correctness", action="store_true")
     ap.add_argument("--paths", default="auto,simt",
                     help="CUDA kernel paths to check, comma separated: auto (tensor cores when possible), simt")
+    ap.add_argument("--dtypes", default="f32,f16,bf16", help="I/O dtypes of the correctness runs")
     ap.add_argument("--tag", default="", help="suffix of the output files (gpu_check<tag>.md/.json)")
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
                     help="cpu: dry run of the correctness part through the CPU entry points (no benchmarks)")
@@ -467,6 +468,12 @@ def main():
     PATHS = tuple(p for p in args.paths.split(",") if p)
     if not PATHS or any(p not in ("auto", "simt") for p in PATHS):
         sys.exit("--paths takes auto and/or simt")
+    keep = [d for d in args.dtypes.split(",") if d]
+    if not keep or any(d not in DTYPES for d in keep):
+        sys.exit("--dtypes takes f32, f16 and/or bf16")
+    for name in list(DTYPES):
+        if name not in keep:
+            del DTYPES[name]
     LIB = ac.load(args.lib)
     if DEV == "cpu":
         args.skip_bench = True
