@@ -7,8 +7,10 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/attnopt/attnopt/eval"
@@ -245,29 +247,32 @@ func TestFixtures(t *testing.T) {
 	t.Logf("%d fixtures compared with their stored outputs; max |ORT - stored| by output type: %v", compared, worst)
 }
 
-func randTensor(rng *rand.Rand, shape ...int) *eval.Tensor {
-	t := eval.NewTensor(graph.Float32, shape)
+func randTensor(rng *rand.Rand, dt graph.DType, shape ...int) *eval.Tensor {
+	t := eval.NewTensor(dt, shape)
 	for i := range t.F {
 		t.F[i] = float32(rng.NormFloat64())
+		if dt == graph.Float16 {
+			t.F[i] = graph.HalfToFloat(graph.FloatToHalf(t.F[i]))
+		}
 	}
 	return t
 }
 
 // flashModel builds a one-node attnopt.FlashAttention model.
-func flashModel(b, hq, hkv, nq, nk, dqk, dv int, scale float32, causal bool, mask []int) *testgraph.B {
+func flashModel(dt graph.DType, b, hq, hkv, nq, nk, dqk, dv int, scale float32, causal bool, mask []int, maskDT graph.DType) *testgraph.B {
 	g := testgraph.New(17)
 	g.Import("attnopt", 1)
 	ins := []string{
-		g.Input("Q", graph.Float32, b, hq, nq, dqk),
-		g.Input("K", graph.Float32, b, hkv, nk, dqk),
-		g.Input("V", graph.Float32, b, hkv, nk, dv),
+		g.Input("Q", dt, b, hq, nq, dqk),
+		g.Input("K", dt, b, hkv, nk, dqk),
+		g.Input("V", dt, b, hkv, nk, dv),
 	}
 	if mask != nil {
 		dims := make([]any, len(mask))
 		for i, d := range mask {
 			dims[i] = d
 		}
-		ins = append(ins, g.Input("mask", graph.Bool, dims...))
+		ins = append(ins, g.Input("mask", maskDT, dims...))
 	}
 	c := int64(0)
 	if causal {
@@ -288,32 +293,39 @@ func TestCustomOps(t *testing.T) {
 	}
 	cases := []struct {
 		name                        string
+		dt                          graph.DType
 		b, hq, hkv, nq, nk, dqk, dv int
 		causal                      bool
 		mask                        []int
+		maskDT                      graph.DType
 	}{
-		{"plain", 2, 3, 3, 5, 5, 8, 8, false, nil},
-		{"causal_gqa", 1, 4, 2, 6, 9, 16, 12, true, nil},
-		{"bool_mask", 2, 2, 2, 4, 7, 4, 4, false, []int{2, 1, 1, 7}},
+		{"plain", graph.Float32, 2, 3, 3, 5, 5, 8, 8, false, nil, 0},
+		{"causal_gqa", graph.Float32, 1, 4, 2, 6, 9, 16, 12, true, nil, 0},
+		{"bool_mask", graph.Float32, 2, 2, 2, 4, 7, 4, 4, false, []int{2, 1, 1, 7}, graph.Bool},
+		{"float_mask", graph.Float32, 1, 2, 2, 3, 5, 6, 6, false, []int{1, 2, 3, 5}, graph.Float32},
+		{"fp16_causal", graph.Float16, 1, 2, 2, 4, 4, 8, 8, true, nil, 0},
 	}
-	worst := 0.0
+	worst := map[graph.DType]float64{}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			scale := float32(1 / math.Sqrt(float64(c.dqk)))
-			g := flashModel(c.b, c.hq, c.hkv, c.nq, c.nk, c.dqk, c.dv, scale, c.causal, c.mask)
+			g := flashModel(c.dt, c.b, c.hq, c.hkv, c.nq, c.nk, c.dqk, c.dv, scale, c.causal, c.mask, c.maskDT)
 			rng := rand.New(rand.NewSource(7))
 			ins := map[string]*eval.Tensor{
-				"Q": randTensor(rng, c.b, c.hq, c.nq, c.dqk),
-				"K": randTensor(rng, c.b, c.hkv, c.nk, c.dqk),
-				"V": randTensor(rng, c.b, c.hkv, c.nk, c.dv),
+				"Q": randTensor(rng, c.dt, c.b, c.hq, c.nq, c.dqk),
+				"K": randTensor(rng, c.dt, c.b, c.hkv, c.nk, c.dqk),
+				"V": randTensor(rng, c.dt, c.b, c.hkv, c.nk, c.dv),
 			}
-			if c.mask != nil {
+			switch c.maskDT {
+			case graph.Bool:
 				m := eval.NewTensor(graph.Bool, c.mask)
 				for i := range m.B {
 					m.B[i] = rng.Intn(4) != 0
 				}
 				m.B[0] = true
 				ins["mask"] = m
+			case graph.Float32:
+				ins["mask"] = randTensor(rng, graph.Float32, c.mask...)
 			}
 			s, err := r.NewSession(g.Bytes(), SessionOptions{CustomOpsLibrary: lib, Threads: 2})
 			if err != nil {
@@ -321,7 +333,7 @@ func TestCustomOps(t *testing.T) {
 			}
 			defer s.Close()
 			outs := s.Outputs()
-			if len(outs) != 1 || outs[0].DType != graph.Float32 {
+			if len(outs) != 1 || outs[0].DType != c.dt {
 				t.Fatalf("outputs %+v", outs)
 			}
 			got, err := s.Run(ins)
@@ -334,19 +346,19 @@ func TestCustomOps(t *testing.T) {
 			}
 			name := outs[0].Name
 			d, err := compare(got[name], want[name])
-			if err != nil || d > 1e-4 {
+			if err != nil || d > tolFor(c.dt) {
 				t.Errorf("FlashAttention: max error %.3g, %v", d, err)
 			}
 			if fmt.Sprint(got[name].Shape) != fmt.Sprint([]int{c.b, c.hq, c.nq, c.dv}) {
 				t.Errorf("shape %v", got[name].Shape)
 			}
-			worst = max(worst, d)
+			worst[c.dt] = max(worst[c.dt], d)
 		})
 	}
-	t.Logf("custom-op library %s: FlashAttention max |ORT - eval.Run| %.3g", lib, worst)
+	t.Logf("custom-op library %s: FlashAttention max |ORT - eval.Run| by type %v", lib, worst)
 
 	// Without the library the op is unknown to ORT.
-	g := flashModel(1, 1, 1, 2, 2, 4, 4, 0.5, false, nil)
+	g := flashModel(graph.Float32, 1, 1, 1, 2, 2, 4, 4, 0.5, false, nil, 0)
 	if s, err := r.NewSession(g.Bytes(), SessionOptions{}); err == nil {
 		s.Close()
 		t.Error("FlashAttention loaded without the custom-op library")
@@ -539,5 +551,103 @@ func TestFindLibrary(t *testing.T) {
 	}
 	if p, err := CustomOpsLibrary(""); err != nil || p != filepath.Join(kb, "libattnopt_ort.so") {
 		t.Errorf("custom ops walk up: %q, %v", p, err)
+	}
+}
+
+// TestOpenFailures runs Open in a fresh process (the library is loaded once
+// per process) on a missing file and on a shared library that is not ONNX
+// Runtime.
+func TestOpenFailures(t *testing.T) {
+	if p := os.Getenv("ATTNOPT_ORT_OPEN_CHILD"); p != "" {
+		_, err := Open(p)
+		if err == nil {
+			fmt.Println("RESULT: no error")
+			return
+		}
+		fmt.Println("RESULT:", err)
+		// A second try reports the same error rather than crashing.
+		if _, err2 := Open(p); err2 == nil || err2.Error() != err.Error() {
+			fmt.Println("RESULT: second Open:", err2)
+		}
+		return
+	}
+	notORT, _ := filepath.Glob("/lib/x86_64-linux-gnu/libm.so.6")
+	notORT2, _ := filepath.Glob("/usr/lib/*/libm.so.6")
+	cases := map[string]string{filepath.Join(t.TempDir(), "libonnxruntime.so.1"): "No such file"}
+	if len(notORT) > 0 {
+		cases[notORT[0]] = "OrtGetApiBase"
+	} else if len(notORT2) > 0 {
+		cases[notORT2[0]] = "OrtGetApiBase"
+	}
+	for path, want := range cases {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestOpenFailures$", "-test.v")
+		cmd.Env = append(os.Environ(), "ATTNOPT_ORT_OPEN_CHILD="+path)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("child for %s failed: %v\n%s", path, err, out)
+			continue
+		}
+		var lines []string
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(l, "RESULT:") {
+				lines = append(lines, l)
+			}
+		}
+		if len(lines) != 1 || !strings.Contains(lines[0], want) || !strings.Contains(lines[0], path) {
+			t.Errorf("Open(%s): %q, want one error naming the path and %q", path, lines, want)
+		} else {
+			t.Log(lines[0])
+		}
+	}
+}
+
+// TestReuseAndConcurrency checks that Open returns the same runtime for the
+// same path and that one session serves concurrent Runs.
+func TestReuseAndConcurrency(t *testing.T) {
+	r := runtimeOrSkip(t)
+	r2, err := Open(r.Path())
+	if err != nil || r2 != r {
+		t.Fatalf("second Open: %p %v", r2, err)
+	}
+	t.Logf("ONNX Runtime %s from %s", r.Version(), r.Path())
+	g := testgraph.New(17)
+	x := g.Input("x", graph.Float32, "n", 4)
+	g.Output(g.Node("Mul", []string{x, g.Scalar(2)}))
+	s, err := r.NewSession(g.Bytes(), SessionOptions{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for it := 0; it < 20; it++ {
+				in := eval.NewTensor(graph.Float32, []int{w + 1, 4})
+				for i := range in.F {
+					in.F[i] = float32(w*100 + i)
+				}
+				out, err := s.Run(map[string]*eval.Tensor{"x": in})
+				if err != nil {
+					errs <- err
+					return
+				}
+				for _, o := range out {
+					for i, v := range o.F {
+						if v != 2*in.F[i] {
+							errs <- fmt.Errorf("worker %d: element %d = %v", w, i, v)
+							return
+						}
+					}
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
