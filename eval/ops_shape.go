@@ -350,10 +350,19 @@ func transpose(x *Tensor, perm []int) *Tensor {
 		shape[i] = x.Shape[p]
 		pst[i] = st[p]
 	}
-	idx := make([]int, numel(shape))
+	// copy straight through the permuted strides: no index buffer, so
+	// large activations cost only their output
+	out := NewTensor(x.DType, shape)
 	zero := make([]int, r)
-	walk2(shape, pst, zero, func(o, a, _ int) { idx[o] = a })
-	return take(x, shape, idx)
+	switch {
+	case x.F != nil:
+		walk2(shape, pst, zero, func(o, a, _ int) { out.F[o] = x.F[a] })
+	case x.I != nil:
+		walk2(shape, pst, zero, func(o, a, _ int) { out.I[o] = x.I[a] })
+	default:
+		walk2(shape, pst, zero, func(o, a, _ int) { out.B[o] = x.B[a] })
+	}
+	return out
 }
 
 func opConcat(c *opCtx, in []*Tensor) ([]*Tensor, error) {

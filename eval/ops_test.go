@@ -269,3 +269,24 @@ func TestUnsupportedOpError(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+func TestMoreOps(t *testing.T) {
+	runCases(t, []opCase{
+		{name: "basic", op: "Softsign", in: []*Tensor{f32(s(2), 1, -3)}, want: []*Tensor{f32(s(2), 0.5, -0.75)}},
+		{name: "basic", op: "Tan", in: []*Tensor{f32(s(1), math.Pi/4)}, want: []*Tensor{f32(s(1), 1)}},
+		{name: "alpha", op: "ThresholdedRelu", at: attrs{"alpha": 2.0}, in: []*Tensor{f32(s(2), 2, 3)}, want: []*Tensor{f32(s(2), 0, 3)}},
+		{name: "default", op: "Selu", in: []*Tensor{f32(s(2), 1, 0)}, want: []*Tensor{f32(s(2), 1.050701, 0)}},
+		{name: "basic", op: "ArgMin", at: attrs{"axis": 0}, in: []*Tensor{f32(s(3), 2, -1, 5)}, want: []*Tensor{i64s(s(1), 1)}},
+		{name: "basic", op: "ReduceL1", at: attrs{"axes": []int64{0}}, in: []*Tensor{f32(s(2), -1, 2)}, want: []*Tensor{f32(s(1), 3)}},
+		{name: "basic", op: "ReduceLogSumExp", at: attrs{"axes": []int64{0}, "keepdims": 0}, in: []*Tensor{f32(s(2), 0, 0)}, want: []*Tensor{f32(nil, float32(math.Ln2))}},
+		{name: "basic", op: "GlobalMaxPool", in: []*Tensor{f32(s(1, 2, 2), 1, 4, -1, -3)}, want: []*Tensor{f32(s(1, 2, 1), 4, -1)}},
+		{name: "linear_opset9", op: "Upsample", opset: 9, at: attrs{"mode": "linear"}, in: []*Tensor{f32(s(1, 2), 1, 3), f32(s(2), 1, 2)}, want: []*Tensor{f32(s(1, 4), 1, 2, 3, 3)}},
+		{name: "scales_attr_opset7", op: "Upsample", opset: 7, at: attrs{"scales": []float32{1, 2}}, in: []*Tensor{f32(s(1, 2), 1, 3)}, want: []*Tensor{f32(s(1, 4), 1, 1, 3, 3)}},
+		{name: "opset10", op: "Resize", opset: 10, in: []*Tensor{f32(s(1, 2), 1, 3), f32(s(2), 1, 2)}, want: []*Tensor{f32(s(1, 4), 1, 1, 3, 3)}},
+		{name: "cubic_rejected", op: "Resize", opset: 13, at: attrs{"mode": "cubic"}, in: []*Tensor{f32(s(1, 2), 1, 3), nil, f32(s(2), 1, 2)}, err: "not supported"},
+		{name: "opset11_flattens", op: "LogSoftmax", opset: 11, in: []*Tensor{f32(s(1, 2), 0, 0)}, want: []*Tensor{f32(s(1, 2), -float32(math.Ln2), -float32(math.Ln2))}},
+		{name: "wrap", op: "Pad", opset: 19, at: attrs{"mode": "wrap"}, in: []*Tensor{f32(s(3), 1, 2, 3), i64s(s(2), 1, 1)}, want: []*Tensor{f32(s(5), 3, 1, 2, 3, 1)}},
+		{name: "bool", op: "Where", in: []*Tensor{bools(s(2), true, false), bools(s(2), true, true), bools(s(2), false, false)}, want: []*Tensor{bools(s(2), true, false)}},
+		{name: "int", op: "MatMul", in: []*Tensor{i64s(s(1, 2), 1, 2), i64s(s(2, 1), 3, 4)}, want: []*Tensor{i64s(s(1, 1), 11)}},
+	})
+}
