@@ -77,12 +77,14 @@ func flashAttention(sp *attnSpec, threads int) []float32 {
 					// online softmax update for row i
 					bm := math.Inf(-1)
 					for _, x := range srow {
-						bm = math.Max(bm, x)
+						if x > bm { // scores are never NaN (see score)
+							bm = x
+						}
 					}
 					if math.IsInf(bm, -1) {
 						continue // nothing admissible in this block
 					}
-					mNew := math.Max(m[i], bm)
+					mNew := max(m[i], bm)
 					corr := math.Exp(m[i] - mNew) // 0 when m was -inf
 					l[i] *= corr
 					arow := acc[i*sp.Dv : (i+1)*sp.Dv]

@@ -66,7 +66,7 @@ func diff(got, want *Tensor, atol, rtol float64) string {
 func loadDataSet(m *graph.Model, dir string) (map[string]*Tensor, []*Tensor, error) {
 	ins := map[string]*Tensor{}
 	for i, v := range m.Graph.Inputs {
-		t, _, err := ReadTensorProtoFile(filepath.Join(dir, fmt.Sprintf("input_%d.pb", i)))
+		t, err := ReadTensorProtoFile(filepath.Join(dir, fmt.Sprintf("input_%d.pb", i)))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -74,7 +74,7 @@ func loadDataSet(m *graph.Model, dir string) (map[string]*Tensor, []*Tensor, err
 	}
 	var outs []*Tensor
 	for i := range m.Graph.Outputs {
-		t, _, err := ReadTensorProtoFile(filepath.Join(dir, fmt.Sprintf("output_%d.pb", i)))
+		t, err := ReadTensorProtoFile(filepath.Join(dir, fmt.Sprintf("output_%d.pb", i)))
 		if err != nil {
 			return nil, nil, err
 		}

@@ -27,7 +27,7 @@ func TestTensorProtoRoundTrip(t *testing.T) {
 		if err := WriteTensorProtoFile(p, c, "x"); err != nil {
 			t.Fatal(err)
 		}
-		got, name, err := ReadTensorProtoFile(p)
+		got, name, err := ReadNamedTensorProtoFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,9 +11,16 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// ReadTensorProtoFile reads a serialized TensorProto (the input_*.pb /
-// output_*.pb files of an ONNX test_data_set) and returns its name too.
-func ReadTensorProtoFile(path string) (*Tensor, string, error) {
+// ReadTensorProtoFile reads a serialized TensorProto: the input_*.pb /
+// output_*.pb files of an ONNX test_data_set.
+func ReadTensorProtoFile(path string) (*Tensor, error) {
+	t, _, err := ReadNamedTensorProtoFile(path)
+	return t, err
+}
+
+// ReadNamedTensorProtoFile is ReadTensorProtoFile that also returns the
+// tensor's name (test_data_set files name the graph input they feed).
+func ReadNamedTensorProtoFile(path string) (*Tensor, string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, "", err

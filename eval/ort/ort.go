@@ -1,7 +1,3 @@
-// Package ort runs ONNX models in ONNX Runtime through a thin cgo binding of
-// its C API. The library is loaded with dlopen at run time, so building this
-// package needs neither the ORT headers nor the library; the project's
-// custom-op library (domain attnopt) can be registered per session.
 package ort
 
 /*
@@ -120,25 +116,6 @@ func check(msg *C.char) error {
 		return nil
 	}
 	return errors.New(takeError(msg))
-}
-
-// SessionOptions configures a session.
-type SessionOptions struct {
-	// CustomOpsLibrary is a shared library registered with
-	// RegisterCustomOpsLibrary_V2 (the project's libattnopt_ort.so); empty
-	// for none.
-	CustomOpsLibrary string
-	// Threads is the intra-op thread count; 0 lets ORT choose.
-	Threads int
-	// DisableOptimizations turns ORT's graph optimizations off.
-	DisableOptimizations bool
-}
-
-// IOInfo describes a graph input or output.
-type IOInfo struct {
-	Name  string
-	DType graph.DType
-	Shape []int64 // -1 for symbolic
 }
 
 // Session is a loaded model. Run may be called from several goroutines.

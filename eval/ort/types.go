@@ -1,0 +1,38 @@
+// Package ort runs ONNX models in ONNX Runtime through a thin cgo binding of
+// its C API. The library is loaded with dlopen at run time, so building this
+// package needs neither the ORT headers nor the library; the project's
+// custom-op library (domain attnopt) can be registered per session.
+//
+// Library lookup: FindLibrary (--ort-lib, $ONNXRUNTIME_LIB, .cache/ort/*/
+// from scripts/setup-ort.sh, /usr/lib, /usr/local/lib) and CustomOpsLibrary
+// (--custom-ops, $ATTNOPT_CUSTOM_OPS, kernels/build). Built without cgo, the
+// package compiles but Open fails.
+package ort
+
+import (
+	"errors"
+
+	"github.com/attnopt/attnopt/graph"
+)
+
+// errNoCgo is what Open returns in a build without cgo.
+var errNoCgo = errors.New("ort: built without cgo; the ONNX Runtime backend needs CGO_ENABLED=1 and a C compiler")
+
+// SessionOptions configures a session.
+type SessionOptions struct {
+	// CustomOpsLibrary is a shared library registered with
+	// RegisterCustomOpsLibrary_V2 (the project's libattnopt_ort.so); empty
+	// for none.
+	CustomOpsLibrary string
+	// Threads is the intra-op thread count; 0 lets ORT choose.
+	Threads int
+	// DisableOptimizations turns ORT's graph optimizations off.
+	DisableOptimizations bool
+}
+
+// IOInfo describes a graph input or output.
+type IOInfo struct {
+	Name  string
+	DType graph.DType
+	Shape []int64 // -1 for symbolic
+}
