@@ -588,6 +588,9 @@ def export_case(
         "attention_counted_in": ["eager_forward", "torchscript_export_trace"] if exporter == "torchscript"
         else ["eager_forward"],
         "attention": items,
+        # attention that a rewrite must leave alone in this export (an item
+        # with "fusable": false says why); equal to attention_count elsewhere
+        "fusable_count": sum(1 for it in items if it.get("fusable", True)),
         "ort_max_abs_err": err,
         "size_bytes": size,
         "onnx_ops": {k: v for k, v in sorted(onnx_op_counts(proto).items()) if k in ATTN_OPS},

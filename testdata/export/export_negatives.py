@@ -76,7 +76,8 @@ def make_probs_output(name, exporter, opset):
         source="seed:negative.ProbsOutput", exporter=exporter, opset=opset, expected_count=1,
         notes=("exact attention (4 heads of 8, q @ k^T * scale, softmax, @ v) whose probabilities are also a graph "
                "output: the score tensor has another consumer"),
-        attention={"heads": 4, "head_dim": 8, "mask": "none"})
+        attention={"heads": 4, "head_dim": 8, "mask": "none", "fusable": False,
+                   "why_not_fusable": "the attention probabilities are a graph output"})
 
 
 def make_vit_head(name, exporter, opset):
