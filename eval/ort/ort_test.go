@@ -92,7 +92,7 @@ func compare(got, want *eval.Tensor) (float64, error) {
 func loadDataSet(m *graph.Model, dir string) (map[string]*eval.Tensor, []*eval.Tensor, error) {
 	ins := map[string]*eval.Tensor{}
 	for i, v := range m.Graph.Inputs {
-		t, _, err := eval.ReadTensorProtoFile(filepath.Join(dir, fmt.Sprintf("input_%d.pb", i)))
+		t, err := eval.ReadTensorProtoFile(filepath.Join(dir, fmt.Sprintf("input_%d.pb", i)))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -100,7 +100,7 @@ func loadDataSet(m *graph.Model, dir string) (map[string]*eval.Tensor, []*eval.T
 	}
 	var outs []*eval.Tensor
 	for i := range m.Graph.Outputs {
-		t, _, err := eval.ReadTensorProtoFile(filepath.Join(dir, fmt.Sprintf("output_%d.pb", i)))
+		t, err := eval.ReadTensorProtoFile(filepath.Join(dir, fmt.Sprintf("output_%d.pb", i)))
 		if err != nil {
 			return nil, nil, err
 		}
