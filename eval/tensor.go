@@ -1,6 +1,3 @@
-// Package eval executes ONNX graphs numerically: a pure-Go reference runtime
-// that also implements the fused attention ops attnopt writes, so rewritten
-// models can be validated anywhere, without a GPU or ONNX Runtime.
 package eval
 
 import (
