@@ -39,3 +39,10 @@ func (p *progress) done() {
 		fmt.Fprint(p.w, "\r\033[K")
 	}
 }
+
+// step shows "what (done/total)".
+func (p *progress) step(done, total int, what string) {
+	if p.active {
+		fmt.Fprintf(p.w, "\r\033[Kvalidating %s (%d/%d)…", what, done+1, total)
+	}
+}

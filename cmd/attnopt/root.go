@@ -18,7 +18,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.PersistentFlags().Bool("quiet", false, "no progress output")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newInspectCmd(stdout, stderr), newRewriteCmd(stdout, stderr))
+	root.AddCommand(newInspectCmd(stdout, stderr), newRewriteCmd(stdout, stderr), newValidateCmd(stdout, stderr))
 	return root
 }
 

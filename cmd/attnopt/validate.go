@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/report"
+	"github.com/attnopt/attnopt/validate"
+	"github.com/spf13/cobra"
+)
+
+type validateOptions struct {
+	original, rewritten string
+	runtime             string
+	scope               string
+	seed                int64
+	atol, rtol          float64
+	json                bool
+	ortLib, customOps   string
+	pins                pinFlags
+	out                 io.Writer
+	prog                *progress
+}
+
+func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
+	o := &validateOptions{out: stdout}
+	c := &cobra.Command{
+		Use:   "validate ORIGINAL REWRITTEN",
+		Short: "Compare a rewritten model with its original on seeded random inputs",
+		Long: "Runs each rewritten site alone (--scope sites, the default) or both models end to end\n" +
+			"(--scope model) on seeded random inputs and compares the outputs: max abs/rel error,\n" +
+			"mean abs error, cosine similarity, worst index, NaN/Inf. Exit 1 when any output is\n" +
+			"outside tolerance (fp32 1e-4, fp16 2e-2, bf16 5e-2 absolute unless --atol/--rtol).",
+		Args: cobra.ExactArgs(2),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.original, o.rewritten = args[0], args[1]
+			o.prog = newProgress(stderr, quiet(c) || o.json)
+			return runValidate(o)
+		},
+	}
+	c.Flags().StringVar(&o.runtime, "runtime", "go", "runtime: go (pure Go) or ort (ONNX Runtime)")
+	c.Flags().StringVar(&o.scope, "scope", "sites", "sites or model")
+	c.Flags().Int64Var(&o.seed, "seed", 1, "seed of the random inputs")
+	c.Flags().Float64Var(&o.atol, "atol", 0, "absolute tolerance (default by dtype)")
+	c.Flags().Float64Var(&o.rtol, "rtol", 0, "relative tolerance")
+	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
+	c.Flags().StringVar(&o.ortLib, "ort-lib", "", "path of libonnxruntime (default $ONNXRUNTIME_LIB, then well-known places)")
+	c.Flags().StringVar(&o.customOps, "custom-ops", "", "path of attnopt's custom-op library for ONNX Runtime")
+	o.pins.register(c)
+	return c
+}
+
+func runValidate(o *validateOptions) error {
+	if o.scope != "sites" && o.scope != "model" {
+		return usageError{fmt.Errorf("--scope %q: want sites or model", o.scope)}
+	}
+	runner, err := newRunner(o.runtime, o.ortLib, o.customOps)
+	if err != nil {
+		return err
+	}
+	orig, err := loadModel(o.original, &o.pins, o.prog)
+	if err != nil {
+		return err
+	}
+	rew, err := loadModel(o.rewritten, &o.pins, o.prog)
+	if err != nil {
+		return err
+	}
+	pins, _ := o.pins.pins()
+	rep := validate.Validate(orig, rew, runner, validate.Options{
+		Scope: o.scope, Seed: o.seed, Atol: o.atol, Rtol: o.rtol, Dims: pins.Dims,
+		Progress: func(done, total int, what string) { o.prog.step(done, total, what) },
+	})
+	o.prog.done()
+	rep.Original, rep.Rewritten = o.original, o.rewritten
+	if o.json {
+		if err := report.WriteJSON(o.out, rep); err != nil {
+			return err
+		}
+	} else {
+		report.WriteValidation(o.out, rep)
+	}
+	if !rep.Pass {
+		return &failedError{msg: failureLine(rep)}
+	}
+	return nil
+}
+
+// failureLine names the first failing check and output for stderr.
+func failureLine(rep *validate.Report) string {
+	for _, c := range rep.Checks {
+		if c.Pass {
+			continue
+		}
+		if c.Error != "" {
+			return fmt.Sprintf("validation failed: %s: %s", c.Name, c.Error)
+		}
+		for _, m := range c.Outputs {
+			if !m.Pass {
+				return fmt.Sprintf("validation failed: %s: output %q max abs error %.3g > %.3g at %v", c.Name, m.Output, m.MaxAbs, m.Atol, m.WorstIndex)
+			}
+		}
+	}
+	return "validation failed"
+}
+
+var _ = graph.Load

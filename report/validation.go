@@ -1,0 +1,40 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/attnopt/attnopt/validate"
+)
+
+// WriteValidation prints a validation report as a table.
+func WriteValidation(w io.Writer, r *validate.Report) {
+	fmt.Fprintf(w, "validate %s against %s (runtime %s, scope %s, seed %d)\n", r.Rewritten, r.Original, r.Runtime, r.Scope, r.Seed)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CHECK\tOUTPUT\tMAX ABS\tMAX REL\tMEAN ABS\tCOSINE\tWORST AT\tNaN/Inf\tVERDICT")
+	for _, c := range r.Checks {
+		if c.Error != "" {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t-\tERROR: %s\n", c.Name, c.Error)
+			continue
+		}
+		for _, m := range c.Outputs {
+			verdict := "ok"
+			if !m.Pass {
+				verdict = fmt.Sprintf("FAIL (atol %.g)", m.Atol)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.3g\t%.3g\t%.3g\t%.6f\t%v\t%d\t%s\n", c.Name, m.Output, m.MaxAbs, m.MaxRel, m.MeanAbs, m.Cosine, m.WorstIndex, m.NaNs, verdict)
+		}
+	}
+	tw.Flush()
+	for _, c := range r.Checks {
+		if c.Reduced != "" {
+			fmt.Fprintf(w, "%s: %s\n", c.Name, c.Reduced)
+		}
+	}
+	if r.Pass {
+		fmt.Fprintln(w, "PASS")
+	} else {
+		fmt.Fprintln(w, "FAIL")
+	}
+}

@@ -1,0 +1,179 @@
+package validate
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes"
+)
+
+// validateSites checks each site of the original against what replaced it in
+// the rewrite, alone, on seeded inputs at the site's own shapes; a site
+// whose scores would not fit runs at reduced lengths, and the check says so.
+func validateSites(orig, rew *graph.Model, r Runner, opts Options) []Check {
+	sites := passes.FindSites(orig.Graph).Sites
+	var checks []Check
+	for i, s := range sites {
+		if opts.Progress != nil {
+			opts.Progress(i, len(sites), s.Softmax.Label())
+		}
+		id := s.ID
+		name := fmt.Sprintf("site %d (%s)", s.ID, s.Softmax.Label())
+		c := Check{Name: name, SiteID: &id}
+		at, repl := comparisonPoint(orig, rew, s.Output)
+		if repl == nil {
+			c.Error = fmt.Sprintf("cannot find what replaced %q in the rewrite", s.Output.Name)
+			checks = append(checks, c)
+			continue
+		}
+		// Symbolic sites run at the pinned or default dims, which are small.
+		if sb, ok := s.ScoreBytes(); ok && sb > opts.MaxScoreBytes {
+			checks = append(checks, reducedSiteCheck(name, id, s, orig, rew, r, opts))
+			continue
+		}
+		a, err := graph.Extract(orig, []string{at.Name}, frontier(orig, rew))
+		if err == nil {
+			var b *graph.Model
+			if b, err = graph.Extract(rew, []string{repl.Name}, frontier(rew, orig)); err == nil {
+				c = compareModels(name, a, b, []string{repl.Name}, r, opts)
+				c.SiteID = &id
+			}
+		}
+		if err != nil {
+			c.Error = err.Error()
+		}
+		checks = append(checks, c)
+	}
+	return checks
+}
+
+// comparisonPoint walks forward from the site's output through layout ops
+// that cleanup may have folded into the replacement, to the first value the
+// rewrite also computes; it returns that value in both models.
+func comparisonPoint(orig, rew *graph.Model, out *graph.Value) (*graph.Value, *graph.Value) {
+	v := out
+	for i := 0; i < 8 && v != nil; i++ {
+		if r := replacementOf(orig, rew, v); r != nil {
+			return v, r
+		}
+		uses := v.Uses()
+		if len(uses) != 1 || len(uses[0].Node.Outputs) != 1 {
+			return v, nil
+		}
+		v = uses[0].Node.Output(0)
+	}
+	return v, nil
+}
+
+// replacementOf finds the value the rewrite computes in place of out: the
+// graph output of the same name, or what out's first reader now reads.
+func replacementOf(orig, rew *graph.Model, out *graph.Value) *graph.Value {
+	for _, o := range orig.Graph.Outputs {
+		if o == out {
+			return rew.Graph.Value(out.Name)
+		}
+	}
+	for _, u := range out.Uses() {
+		for _, n := range rew.Graph.Nodes {
+			if n.Name != "" && n.Name == u.Node.Name && n.OpType == u.Node.OpType {
+				return n.Input(u.Index)
+			}
+		}
+	}
+	return nil
+}
+
+// frontier stops extraction at data values both models compute the same
+// way: graph inputs, or outputs of a node with the same name, op and inputs
+// in both. Integer values (shape arithmetic) are followed further back so
+// they are computed, not drawn at random.
+func frontier(self, other *graph.Model) func(v *graph.Value) bool {
+	return func(v *graph.Value) bool {
+		if v.Type.DType.IsInt() {
+			return false
+		}
+		w := other.Graph.Value(v.Name)
+		if w == nil {
+			return false
+		}
+		p, q := v.Producer(), w.Producer()
+		if p == nil || q == nil {
+			return v.Kind == graph.KindInput && w.Kind == graph.KindInput
+		}
+		if p.Name != q.Name || p.OpType != q.OpType || len(p.Inputs) != len(q.Inputs) {
+			return false
+		}
+		for i := range p.Inputs {
+			if (p.Inputs[i] == nil) != (q.Inputs[i] == nil) || (p.Inputs[i] != nil && p.Inputs[i].Name != q.Inputs[i].Name) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// reducedSiteCheck rebuilds the site alone with its sequence lengths cut so
+// the original fits, rewrites that with the same target, and compares.
+func reducedSiteCheck(name string, id int, s *passes.Site, orig, rew *graph.Model, r Runner, opts Options) Check {
+	c := Check{Name: name, SiteID: &id}
+	target := fusedTarget(rew)
+	if target == "" {
+		c.Error = "the rewrite has no fused attention op"
+		return c
+	}
+	inSite := map[*graph.Node]bool{}
+	for _, n := range s.Nodes {
+		inSite[n] = true
+	}
+	full, err := graph.Extract(orig, []string{s.Output.Name}, func(v *graph.Value) bool {
+		return v.Producer() == nil || !inSite[v.Producer()]
+	})
+	if err != nil {
+		c.Error = err.Error()
+		return c
+	}
+	e := int64(s.DType.Bits() / 8)
+	bh, _ := s.Batch.Mul(s.Heads).Value()
+	n := int64(math.Sqrt(float64(opts.MaxScoreBytes) / float64(max(bh*e, 1))))
+	n = max(min(n, 4096), 16)
+	nq, nk := s.QLen, s.KVLen
+	small, note, err := shrink(full, nq, nk, n)
+	if err != nil {
+		c.Error = err.Error()
+		return c
+	}
+	fused, err := graph.LoadBytes(mustMarshal(small), "")
+	if err != nil {
+		c.Error = err.Error()
+		return c
+	}
+	if _, err := passes.Rewrite(fused, passes.Options{Target: target}); err != nil {
+		c.Error = err.Error()
+		return c
+	}
+	c = compareModels(name, small, fused, nil, r, opts)
+	c.SiteID = &id
+	sb, _ := s.ScoreBytes()
+	c.Reduced = fmt.Sprintf("%s (the full site needs %s of scores)", note, human(sb))
+	return c
+}
+
+func mustMarshal(m *graph.Model) []byte {
+	b, err := m.Marshal()
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func human(b int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
+	v := float64(b)
+	i := 0
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	return fmt.Sprintf("%.1f %s", v, units[i])
+}

@@ -1,0 +1,143 @@
+package validate
+
+import (
+	"fmt"
+
+	"github.com/attnopt/attnopt/eval"
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes"
+)
+
+// Options configure a validation.
+type Options struct {
+	Scope string // "sites" or "model"
+	Seed  int64
+	// Atol and Rtol override the per-dtype defaults when Atol > 0.
+	Atol, Rtol float64
+	Dims       map[string]int64
+	// MaxScoreBytes is the largest score tensor a site is run with at full
+	// size; larger sites run at reduced lengths (default 256 MiB).
+	MaxScoreBytes int64
+	Progress      func(done, total int, what string)
+}
+
+// Check is the comparison of one site (or of the whole model).
+type Check struct {
+	Name    string    `json:"name"`
+	SiteID  *int      `json:"site,omitempty"`
+	Reduced string    `json:"reduced,omitempty"` // what was reduced and why
+	Outputs []Metrics `json:"outputs"`
+	Pass    bool      `json:"pass"`
+	Error   string    `json:"error,omitempty"`
+}
+
+// Report is the result of validating a rewrite.
+type Report struct {
+	Original  string  `json:"original"`
+	Rewritten string  `json:"rewritten"`
+	Runtime   string  `json:"runtime"`
+	Scope     string  `json:"scope"`
+	Seed      int64   `json:"seed"`
+	Checks    []Check `json:"checks"`
+	Pass      bool    `json:"pass"`
+}
+
+// Validate compares orig and rew with the runner.
+func Validate(orig, rew *graph.Model, r Runner, opts Options) *Report {
+	if opts.Scope == "" {
+		opts.Scope = "sites"
+	}
+	if opts.MaxScoreBytes == 0 {
+		opts.MaxScoreBytes = 256 << 20
+	}
+	rep := &Report{Runtime: r.Name(), Scope: opts.Scope, Seed: opts.Seed, Pass: true}
+	if opts.Scope == "model" {
+		rep.Checks = []Check{compareModels("model", orig, rew, nil, r, opts)}
+	} else {
+		rep.Checks = validateSites(orig, rew, r, opts)
+	}
+	for _, c := range rep.Checks {
+		rep.Pass = rep.Pass && c.Pass
+	}
+	return rep
+}
+
+// compareModels runs a and b on the same seeded inputs and compares the
+// outputs pairwise (names[i] of b against a's i-th output; nil: same names).
+func compareModels(name string, a, b *graph.Model, bNames []string, r Runner, opts Options) Check {
+	c := Check{Name: name}
+	in, err := RandomInputs(a, opts.Seed, opts.Dims)
+	if err != nil {
+		c.Error = err.Error()
+		return c
+	}
+	// b may read inputs a does not (a rewrite that reads further up).
+	extra, err := RandomInputs(b, opts.Seed+1, opts.Dims)
+	if err != nil {
+		c.Error = err.Error()
+		return c
+	}
+	for k, v := range extra {
+		if in[k] == nil {
+			in[k] = v
+		}
+	}
+	want, err := r.Run(a, pick(in, a))
+	if err != nil {
+		c.Error = "original: " + err.Error()
+		return c
+	}
+	got, err := r.Run(b, pick(in, b))
+	if err != nil {
+		c.Error = "rewrite: " + err.Error()
+		return c
+	}
+	c.Pass = true
+	for i, o := range a.Graph.Outputs {
+		bn := o.Name
+		if bNames != nil {
+			bn = bNames[i]
+		}
+		atol, rtol := opts.Atol, opts.Rtol
+		if atol == 0 {
+			atol, rtol = Tolerance(o.Type.DType), 0
+		}
+		if want[o.Name] == nil || got[bn] == nil {
+			c.Error, c.Pass = fmt.Sprintf("output %q missing", o.Name), false
+			continue
+		}
+		m, err := Compare(o.Name, want[o.Name], got[bn], atol, rtol)
+		if err != nil {
+			c.Error, c.Pass = err.Error(), false
+			continue
+		}
+		c.Outputs = append(c.Outputs, m)
+		c.Pass = c.Pass && m.Pass
+	}
+	return c
+}
+
+func pick(in map[string]*eval.Tensor, m *graph.Model) map[string]*eval.Tensor {
+	out := map[string]*eval.Tensor{}
+	for _, v := range m.Graph.Inputs {
+		out[v.Name] = in[v.Name]
+	}
+	return out
+}
+
+// fusedTarget names the target a rewritten model was made with.
+func fusedTarget(m *graph.Model) string {
+	for _, n := range m.Graph.Nodes {
+		switch {
+		case n.Domain == "attnopt":
+			return "attnopt"
+		case n.Domain == "com.microsoft" && n.OpType == "MultiHeadAttention":
+			return "ort"
+		case n.Is("Attention"):
+			return "onnx"
+		}
+	}
+	return ""
+}
+
+var _ = passes.FindSites
