@@ -9,6 +9,7 @@ import (
 type resizeParams struct {
 	mode, coord, nearest string
 	cubicA               float64
+	excludeOutside       bool
 }
 
 // srcCoord maps an output coordinate to the input axis.
@@ -51,7 +52,19 @@ func nearestIndex(mode string, x float64, inLen int) int {
 	return int(min(max(i, 0), float64(inLen-1)))
 }
 
-// resizeAxis resamples one axis; nearest and (multi)linear are separable,
+// cubicWeight is the Keys cubic convolution kernel with parameter a.
+func cubicWeight(x, a float64) float64 {
+	x = math.Abs(x)
+	switch {
+	case x <= 1:
+		return ((a+2)*x-(a+3))*x*x + 1
+	case x < 2:
+		return ((a*x-5*a)*x+8*a)*x - 4*a
+	}
+	return 0
+}
+
+// resizeAxis resamples one axis; nearest, linear and cubic are separable,
 // so N-D resizing is a sequence of these.
 func resizeAxis(x *Tensor, ax, outLen int, scale float64, p resizeParams) *Tensor {
 	inLen := x.Shape[ax]
@@ -60,31 +73,56 @@ func resizeAxis(x *Tensor, ax, outLen int, scale float64, p resizeParams) *Tenso
 	shape[ax] = outLen
 	out := NewTensor(x.DType, shape)
 	type tap struct {
-		i0, i1 int
-		w      float64
+		idx []int
+		w   []float64
 	}
 	taps := make([]tap, outLen)
 	for o := range taps {
 		s := srcCoord(p.coord, float64(o), scale, outLen, inLen)
-		if p.mode == "nearest" {
-			i := nearestIndex(p.nearest, s, inLen)
-			taps[o] = tap{i, i, 0}
-			continue
+		switch p.mode {
+		case "nearest":
+			taps[o] = tap{[]int{nearestIndex(p.nearest, s, inLen)}, []float64{1}}
+		case "linear":
+			s = min(max(s, 0), float64(inLen-1))
+			i0 := int(math.Floor(s))
+			i1 := min(i0+1, inLen-1)
+			t := s - float64(i0)
+			taps[o] = tap{[]int{i0, i1}, []float64{1 - t, t}}
+		default: // cubic: four taps around floor(s), edge-clamped
+			i0 := int(math.Floor(s))
+			t := s - float64(i0)
+			var tp tap
+			sum := 0.0
+			for k := -1; k <= 2; k++ {
+				w := cubicWeight(float64(k)-t, p.cubicA)
+				i := i0 + k
+				if i < 0 || i >= inLen {
+					if p.excludeOutside {
+						continue
+					}
+					i = min(max(i, 0), inLen-1)
+				}
+				tp.idx = append(tp.idx, i)
+				tp.w = append(tp.w, w)
+				sum += w
+			}
+			if p.excludeOutside && sum != 0 {
+				for k := range tp.w {
+					tp.w[k] /= sum
+				}
+			}
+			taps[o] = tp
 		}
-		s = min(max(s, 0), float64(inLen-1))
-		i0 := int(math.Floor(s))
-		i1 := min(i0+1, inLen-1)
-		taps[o] = tap{i0, i1, s - float64(i0)}
 	}
 	for a := 0; a < outer; a++ {
 		for o, t := range taps {
 			d := (a*outLen + o) * inner
-			s0 := (a*inLen + t.i0) * inner
-			s1 := (a*inLen + t.i1) * inner
 			for i := 0; i < inner; i++ {
-				v0 := float64(x.F[s0+i])
-				v1 := float64(x.F[s1+i])
-				out.F[d+i] = float32(v0 + t.w*(v1-v0))
+				acc := 0.0
+				for k, src := range t.idx {
+					acc += t.w[k] * float64(x.F[(a*inLen+src)*inner+i])
+				}
+				out.F[d+i] = float32(acc)
 			}
 		}
 	}
@@ -95,7 +133,7 @@ func resize(x *Tensor, scales []float64, sizes []int, p resizeParams) (*Tensor, 
 	if x.F == nil {
 		return nil, fmt.Errorf("resize of %s", x.DType)
 	}
-	if p.mode != "nearest" && p.mode != "linear" {
+	if p.mode != "nearest" && p.mode != "linear" && p.mode != "cubic" {
 		return nil, fmt.Errorf("resize mode %q is not supported", p.mode)
 	}
 	r := len(x.Shape)
@@ -131,6 +169,12 @@ func opResize(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 		mode:    c.attrString("mode", "nearest"),
 		coord:   c.attrString("coordinate_transformation_mode", "half_pixel"),
 		nearest: c.attrString("nearest_mode", "round_prefer_floor"),
+		cubicA:  float64(c.attrFloat("cubic_coeff_a", -0.75)),
+
+		excludeOutside: c.attrInt("exclude_outside", 0) != 0,
+	}
+	if c.attrInt("antialias", 0) != 0 {
+		return nil, fmt.Errorf("Resize antialias is not supported")
 	}
 	var scales []float64
 	var sizes []int
