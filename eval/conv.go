@@ -113,6 +113,9 @@ func im2col(x []float32, C int, g *convGeom, cols []float32) {
 }
 
 func opConv(c *opCtx, in []*Tensor) ([]*Tensor, error) {
+	if err := needFloat(in[0], in[1], opt(in, 2)); err != nil {
+		return nil, err
+	}
 	x, w := in[0], in[1]
 	if len(x.Shape) < 3 {
 		return nil, fmt.Errorf("Conv input of rank %d", len(x.Shape))
@@ -152,6 +155,9 @@ func opConv(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 // opConvTranspose computes W_gᵀ·X_g as columns and scatters them back
 // (col2im): the adjoint of Conv.
 func opConvTranspose(c *opCtx, in []*Tensor) ([]*Tensor, error) {
+	if err := needFloat(in[0], in[1], opt(in, 2)); err != nil {
+		return nil, err
+	}
 	x, w := in[0], in[1]
 	N, C := x.Shape[0], x.Shape[1]
 	groups := int(c.attrInt("group", 1))
@@ -239,6 +245,9 @@ func opConvTranspose(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 
 // pool runs max or average pooling over N-D windows.
 func pool(c *opCtx, x *Tensor, isMax bool) (*Tensor, error) {
+	if err := needFloat(x); err != nil {
+		return nil, err
+	}
 	k := toInts(c.attrInts("kernel_shape"))
 	if len(k) != len(x.Shape)-2 {
 		return nil, fmt.Errorf("kernel_shape %v for input %v", k, x.Shape)
@@ -300,6 +309,9 @@ func pool(c *opCtx, x *Tensor, isMax bool) (*Tensor, error) {
 }
 
 func globalPool(x *Tensor, isMax bool) *Tensor {
+	if x.F == nil {
+		panic("global pooling needs a float tensor") // becomes an error in runNode
+	}
 	N, C := x.Shape[0], x.Shape[1]
 	sp := numel(x.Shape[2:])
 	shape := []int{N, C}

@@ -31,6 +31,9 @@ func withBias(c *opCtx, x, bias *Tensor, f func(float64) float64) (*Tensor, erro
 }
 
 func opSkipLayerNorm(c *opCtx, in []*Tensor) ([]*Tensor, error) {
+	if err := needFloat(in...); err != nil {
+		return nil, err
+	}
 	x, skip, gamma := in[0], in[1], in[2]
 	beta, bias := opt(in, 3), opt(in, 4)
 	add := func(a, b float64) float64 { return a + b }

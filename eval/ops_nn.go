@@ -39,6 +39,9 @@ func softmaxRows(x []float32, outer, d, inner int, log bool, threads int) []floa
 func softmaxOp(log bool) kernel {
 	return func(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 		x := in[0]
+		if err := needFloat(x); err != nil {
+			return nil, err
+		}
 		r := len(x.Shape)
 		def := int64(-1)
 		if c.opset < 13 {
@@ -271,6 +274,9 @@ func normalizeGroups(x []float32, groups, n int, eps float64, threads int) ([]fl
 }
 
 func opLayerNorm(c *opCtx, in []*Tensor) ([]*Tensor, error) {
+	if err := needFloat(in[0], opt(in, 1), opt(in, 2)); err != nil {
+		return nil, err
+	}
 	x := in[0]
 	ax, err := normAxis(c.attrInt("axis", -1), len(x.Shape))
 	if err != nil {
@@ -322,6 +328,9 @@ func channelAffine(y []float32, shape []int, scale, bias []float32) {
 }
 
 func opInstanceNorm(c *opCtx, in []*Tensor) ([]*Tensor, error) {
+	if err := needFloat(in[0], in[1], in[2]); err != nil {
+		return nil, err
+	}
 	x := in[0]
 	eps := float64(c.attrFloat("epsilon", 1e-5))
 	sp := numel(x.Shape[2:])
@@ -331,6 +340,9 @@ func opInstanceNorm(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 }
 
 func opGroupNorm(c *opCtx, in []*Tensor) ([]*Tensor, error) {
+	if err := needFloat(in[0], in[1], in[2]); err != nil {
+		return nil, err
+	}
 	x := in[0]
 	eps := float64(c.attrFloat("epsilon", 1e-5))
 	G := int(c.attrInt("num_groups", 1))
@@ -354,6 +366,9 @@ func opGroupNorm(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 }
 
 func opBatchNorm(c *opCtx, in []*Tensor) ([]*Tensor, error) {
+	if err := needFloat(in...); err != nil {
+		return nil, err
+	}
 	x := in[0]
 	eps := float64(c.attrFloat("epsilon", 1e-5))
 	scale, bias, mean, vr := in[1].F, in[2].F, in[3].F, in[4].F

@@ -289,5 +289,7 @@ func TestMoreOps(t *testing.T) {
 		{name: "wrap", op: "Pad", opset: 19, at: attrs{"mode": "wrap"}, in: []*Tensor{f32(s(3), 1, 2, 3), i64s(s(2), 1, 1)}, want: []*Tensor{f32(s(5), 3, 1, 2, 3, 1)}},
 		{name: "bool", op: "Where", in: []*Tensor{bools(s(2), true, false), bools(s(2), true, true), bools(s(2), false, false)}, want: []*Tensor{bools(s(2), true, false)}},
 		{name: "int", op: "MatMul", in: []*Tensor{i64s(s(1, 2), 1, 2), i64s(s(2, 1), 3, 4)}, want: []*Tensor{i64s(s(1, 1), 11)}},
+		{name: "int_rejected", op: "Softmax", opset: 13, in: []*Tensor{i64s(s(2), 1, 2)}, err: "must be a float tensor"},
+		{name: "int_rejected", op: "Conv", in: []*Tensor{i64s(s(1, 1, 1), 1), f32(s(1, 1, 1), 1)}, err: "must be a float tensor"},
 	})
 }

@@ -295,3 +295,14 @@ func constantNode(n *graph.Node) (*Tensor, error) {
 	}
 	return nil, fmt.Errorf("Constant without a supported value attribute")
 }
+
+// needFloat rejects non-float operands of float-only kernels (nil
+// entries are omitted optionals).
+func needFloat(ts ...*Tensor) error {
+	for i, t := range ts {
+		if t != nil && t.F == nil {
+			return fmt.Errorf("input %d must be a float tensor, got %s", i, t.DType)
+		}
+	}
+	return nil
+}
