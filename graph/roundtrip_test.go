@@ -46,8 +46,8 @@ func TestRoundTripCorpus(t *testing.T) {
 		if err := proto.Unmarshal(data, want); err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(want, m.ToProto(), protocmp.Transform()); diff != "" {
-			t.Errorf("%s: round trip changed the model:\n%s", path, diff)
+		if got := m.ToProto(); !proto.Equal(want, got) {
+			t.Errorf("%s: round trip changed the model:\n%s", path, cmp.Diff(want, got, protocmp.Transform()))
 		}
 	}
 }

@@ -54,14 +54,22 @@ func termBias(e *emitter, s *Site, t MaskTerm, dt graph.DType) (*graph.Value, er
 		return v, nil
 	}
 	// (1|A, W, 1|H, Nq, Nk) in the (A, W, H, Nq, Nk) view → (A·W, 1|H, Nq, Nk).
-	a, ok1 := t.BatchView[0].Value()
 	w, ok2 := t.BatchView[1].Value()
 	sh, ok3 := v.Type.Shape.Ints()
-	if !ok1 || !ok2 || !ok3 || len(sh) != 5 {
-		return nil, fmt.Errorf("mask %q is added in a batch view with symbolic dims", t.Value.Name)
+	if !ok2 || !ok3 || len(sh) != 5 {
+		return nil, fmt.Errorf("mask %q is added in a batch view with symbolic window count", t.Value.Name)
 	}
-	full := e.op("Expand", "", []*graph.Value{v, e.i64(a, w, sh[2], sh[3], sh[4])})
-	return e.reshape(full, a*w, sh[2], sh[3], sh[4]), nil
+	var target *graph.Value
+	if a, ok := t.BatchView[0].Value(); ok {
+		target = e.i64(a, w, sh[2], sh[3], sh[4])
+	} else {
+		// A = batch(Q) / W, computed at run time.
+		b := e.op("Slice", "", []*graph.Value{e.op("Shape", "", []*graph.Value{s.Q}), e.i64(0), e.i64(1)})
+		a := e.op("Div", "", []*graph.Value{b, e.i64(w)})
+		target = e.op("Concat", "", []*graph.Value{a, e.i64(w, sh[2], sh[3], sh[4])}, graph.IntAttr("axis", 0))
+	}
+	full := e.op("Expand", "", []*graph.Value{v, target})
+	return e.reshape(full, -1, sh[2], sh[3], sh[4]), nil
 }
 
 // liftMaskRank makes a rank-3 mask of a rank-3 (bmm) site broadcast against

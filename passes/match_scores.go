@@ -247,7 +247,9 @@ func (m *matcher) peelBatchView(outer *graph.Node, s *Site) (*graph.Value, []*gr
 			if !x.Type.Ranked || len(x.Type.Shape) != 4 {
 				return nil, nil, reject(p.Label(), "Reshape %q does not view rank-4 scores", p.Label())
 			}
-			for i := range out.Shape {
+			// The trailing dims must match; the batch then matches too,
+			// since both views hold the same elements (it may be unknown).
+			for i := 1; i < len(out.Shape); i++ {
 				if !x.Type.Shape[i].Equal(out.Shape[i]) {
 					return nil, nil, reject(p.Label(), "Reshape %q and %q are not a view and its inverse", p.Label(), outer.Label())
 				}

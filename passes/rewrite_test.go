@@ -1,4 +1,4 @@
-package passes
+package passes_test
 
 import (
 	"flag"
@@ -9,8 +9,11 @@ import (
 	"github.com/attnopt/attnopt/eval"
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/internal/testgraph"
+	. "github.com/attnopt/attnopt/passes"
 	"github.com/attnopt/attnopt/validate"
 )
+
+
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
