@@ -84,6 +84,10 @@ func opAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 		}
 	}
 	if c.attrInt("is_causal", 0) != 0 {
+		// Query i sees keys j <= i + offset, offset = the cached keys that
+		// precede the block. Without a cache the offset is 0: top-left
+		// aligned when Nq != Nk (ONNX's reference and backend test data),
+		// unlike attnopt.FlashAttention's bottom-right Nk-Nq.
 		sp.causal = true
 		switch {
 		case pastK != nil:
