@@ -91,6 +91,17 @@ func foldSymbolic(op string, a, b, out *Value) bool {
 			} else {
 				res[i] = UnknownDim
 			}
+		case "Equal":
+			switch {
+			case p.Equal(q):
+				res[i] = D(1)
+			case p.Static() && q.Static(), !p.Unknown && !p.Static() && q.Static() && q.C < 0,
+				!q.Unknown && !q.Static() && p.Static() && p.C < 0:
+				// Different sizes, or a symbolic size against a negative sentinel.
+				res[i] = D(0)
+			default:
+				return false
+			}
 		case "Div":
 			d, ok := p.Div(q)
 			if !ok {
@@ -188,6 +199,23 @@ func foldWhere(c *ictx) {
 	cond := c.in(0)
 	if cond == nil || c.out(0) == nil {
 		return
+	}
+	// Symbolic selection between shape vectors (Expand with -1 entries).
+	if cs, ok := cond.Ints(); ok {
+		x, okX := c.in(1).IntContent()
+		y, okY := c.in(2).IntContent()
+		if okX && okY && len(x) == len(cs) && len(y) == len(cs) {
+			res := make([]Dim, len(cs))
+			for i, b := range cs {
+				if b != 0 {
+					res[i] = x[i]
+				} else {
+					res[i] = y[i]
+				}
+			}
+			c.out(0).Sym = res
+			return
+		}
 	}
 	foldElementwise(c.n.Inputs, c.out(0), func(x []float64) float64 {
 		if x[0] != 0 {

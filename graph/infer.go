@@ -113,6 +113,13 @@ func init() {
 		"ReduceMax": inferReduce, "ReduceMin": inferReduce, "ReduceL2": inferReduce,
 		"ReduceSumSquare": inferReduce, "ArgMax": inferReduce, "ArgMin": inferReduce,
 		"Pad": inferPad, "Trilu": inferSame, "CumSum": inferSame,
+		"GatherElements": inferGatherElements, "ScatterND": inferSame, "ScatterElements": inferSame,
+		"NonZero": func(c *ictx) {
+			s, ok := c.shape(0)
+			if ok {
+				c.setShape(0, Int64, Shape{D(int64(len(s))), UnknownDim})
+			}
+		},
 	}
 	for _, op := range []string{"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mod", "PRelu", "Sum", "Mean", "BitShift"} {
 		rules[op] = inferArith
@@ -214,4 +221,10 @@ func (c *ictx) axesOf(attrUntil int64, inputIdx int) ([]int64, bool) {
 	}
 	xs, ok := v.Ints()
 	return xs, ok
+}
+
+// GatherElements: the output has the indices' shape and the data's type.
+func inferGatherElements(c *ictx) {
+	s, ok := c.shape(1)
+	c.set(0, c.inType(0).DType, append(Shape(nil), s...), ok)
 }

@@ -557,10 +557,24 @@ func inferExpand(c *ictx) {
 	s, ok := c.shape(0)
 	dt := c.inType(0).DType
 	target, ok2 := c.in(1).IntContent()
+	if ok && !ok2 {
+		// Unknown target values of known length still fix the rank.
+		if ts, r := c.shape(1); r && len(ts) == 1 {
+			if k, known := ts[0].Value(); known {
+				out := make(Shape, max(int(k), len(s)))
+				for i := range out {
+					out[i] = UnknownDim
+				}
+				c.setShape(0, dt, out)
+				return
+			}
+		}
+	}
 	if !ok || !ok2 {
 		c.set(0, dt, nil, false)
 		return
 	}
+	// -1 entries in a target never occur; 1 keeps the input's dim.
 	c.setShape(0, dt, broadcast(s, Shape(target)))
 }
 

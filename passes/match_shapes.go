@@ -49,6 +49,9 @@ func (m *matcher) fillShapes(s *Site) *Reject {
 	if s.DType == graph.Undefined {
 		s.DType = graph.Float32
 	}
+	if r := m.matchVType(s); r != nil {
+		return r
+	}
 	for _, t := range s.Masks {
 		if !t.Value.Type.Ranked {
 			return reject(t.Value.Name, "rank of mask %q is unknown", t.Value.Name)
@@ -79,4 +82,19 @@ func unfoldHeads(q *graph.Value) (b, h graph.Dim, ok bool) {
 		return b, h, false
 	}
 	return in.Shape[0], in.Shape[1], true
+}
+
+// matchVType reconciles V's type with Q's: exports of fp16 SDPA compute P·V in
+// float32 on Cast(V). The fused op reads the uncast V (no precision is lost:
+// it was fp16 to begin with) and its output is cast to the site's output type.
+func (m *matcher) matchVType(s *Site) *Reject {
+	vt := s.V.Type.DType
+	if vt == s.DType || vt == graph.Undefined {
+		return nil
+	}
+	if p := s.V.Producer(); p != nil && isFloatCast(p) && p.Input(0).Type.DType == s.DType {
+		s.V = p.Input(0)
+		return nil
+	}
+	return reject(s.V.Name, "V %q is %s while Q is %s", s.V.Name, vt, s.DType)
 }

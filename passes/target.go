@@ -80,7 +80,14 @@ func naturalV(e *emitter, s *Site) *graph.Value {
 // restoreOutput turns a (…, Nq, Dv) result into the site's output layout.
 func restoreOutput(e *emitter, s *Site, out *graph.Value) *graph.Value {
 	if s.VChannelsFirst {
-		return e.swapLast2(out)
+		out = e.swapLast2(out)
+	}
+	if want := s.Output.Type.DType; want != graph.Undefined && want != out.Type.DType {
+		out = e.op("Cast", "", []*graph.Value{out}, graph.IntAttr("to", int64(want)))
 	}
 	return out
 }
+
+// causalAligned reports whether a causal site has provably equal query and
+// key lengths, where top-left and bottom-right causal alignment agree.
+func causalAligned(s *Site) bool { return !s.Causal || s.QLen.Equal(s.KVLen) }

@@ -28,6 +28,11 @@ func (onnxTarget) CheckModel(m *graph.Model) error {
 }
 
 func (onnxTarget) CheckSite(s *Site) error {
+	if !causalAligned(s) {
+		// Without a KV cache, Attention's is_causal is top-left aligned;
+		// the site's mask is bottom-right.
+		return &Reject{At: s.Softmax.Label(), Reason: fmt.Sprintf("causal with q_len %s and kv_len %s: ONNX Attention aligns is_causal top-left without a KV cache (use --target attnopt)", s.QLen, s.KVLen)}
+	}
 	switch s.DType {
 	case graph.Float32, graph.Float16, graph.BFloat16, graph.Float64:
 		return nil

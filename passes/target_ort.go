@@ -20,6 +20,9 @@ func (ortTarget) Import() graph.Opset             { return graph.Opset{Domain: "
 func (ortTarget) CheckModel(m *graph.Model) error { return nil }
 
 func (ortTarget) CheckSite(s *Site) error {
+	if !causalAligned(s) {
+		return &Reject{At: s.Softmax.Label(), Reason: fmt.Sprintf("causal with q_len %s and kv_len %s: MultiHeadAttention's unidirectional alignment is not verified for unequal lengths (use --target attnopt)", s.QLen, s.KVLen)}
+	}
 	if s.DType != graph.Float32 && s.DType != graph.Float16 {
 		return &Reject{At: s.Q.Name, Reason: "MultiHeadAttention takes float32 or float16, not " + s.DType.String()}
 	}
@@ -67,6 +70,7 @@ func (ortTarget) Build(e *emitter, s *Site) (*graph.Value, error) {
 			}
 			bias = e.unsqueeze(bias, lead...)
 		}
+		bias = fullQueryKeyAxes(e, bias, q, k)
 		ins = append(ins, nil, nil, bias)
 	}
 	attrs := []*graph.Attr{graph.IntAttr("num_heads", heads), graph.FloatAttr("scale", float32(s.Scale))}
@@ -92,4 +96,19 @@ func init() {
 		}
 		n.Output(0).SetType(graph.TensorOf(q.Type.DType, graph.Shape{q.Type.Shape[0], q.Type.Shape[1], v.Type.Shape[2]}))
 	})
+}
+
+// fullQueryKeyAxes expands attention_bias over the query and key axes, which
+// MultiHeadAttention does not broadcast (it does broadcast batch and heads,
+// which stay 1 here): a (B, 1, 1, L) padding bias becomes (B, 1, S, L).
+func fullQueryKeyAxes(e *emitter, bias, q3, k3 *graph.Value) *graph.Value {
+	bs, qs, ks := bias.Type.Shape, q3.Type.Shape, k3.Type.Shape
+	if len(bs) == 4 && len(qs) == 3 && len(ks) == 3 && bs[2].Equal(qs[1]) && bs[3].Equal(ks[1]) {
+		return bias
+	}
+	lead := e.op("Slice", "", []*graph.Value{e.op("Shape", "", []*graph.Value{bias}), e.i64(0), e.i64(2)})
+	s := e.op("Slice", "", []*graph.Value{e.op("Shape", "", []*graph.Value{q3}), e.i64(1), e.i64(2)})
+	l := e.op("Slice", "", []*graph.Value{e.op("Shape", "", []*graph.Value{k3}), e.i64(1), e.i64(2)})
+	target := e.op("Concat", "", []*graph.Value{lead, s, l}, graph.IntAttr("axis", 0))
+	return e.op("Expand", "", []*graph.Value{bias, target})
 }

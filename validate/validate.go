@@ -100,7 +100,7 @@ func compareModels(name string, a, b *graph.Model, bNames []string, r Runner, op
 		}
 		atol, rtol := opts.Atol, opts.Rtol
 		if atol == 0 {
-			atol, rtol = Tolerance(o.Type.DType), 0
+			atol, rtol = Tolerance(precision(a, o.Type.DType)), 0
 		}
 		if want[o.Name] == nil || got[bn] == nil {
 			c.Error, c.Pass = fmt.Sprintf("output %q missing", o.Name), false
@@ -141,3 +141,20 @@ func fusedTarget(m *graph.Model) string {
 }
 
 var _ = passes.FindSites
+
+// precision is the lowest float precision the computation of an output runs
+// at: a float32 output of a model fed fp16 inputs carries fp16 error.
+func precision(m *graph.Model, out graph.DType) graph.DType {
+	p := out
+	for _, v := range m.Graph.Inputs {
+		switch v.Type.DType {
+		case graph.BFloat16:
+			p = graph.BFloat16
+		case graph.Float16:
+			if p != graph.BFloat16 {
+				p = graph.Float16
+			}
+		}
+	}
+	return p
+}

@@ -1,0 +1,98 @@
+package validate_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/attnopt/attnopt/eval/ort"
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes"
+	"github.com/attnopt/attnopt/validate"
+)
+
+type fixture struct {
+	Name string `json:"name"`
+	File string `json:"file"`
+}
+
+func fixtures(t *testing.T) []fixture {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "MANIFEST.json"))
+	if err != nil {
+		t.Skip("testdata/MANIFEST.json not present")
+	}
+	var man struct {
+		Models []fixture `json:"models"`
+	}
+	if err := json.Unmarshal(data, &man); err != nil {
+		t.Fatal(err)
+	}
+	return man.Models
+}
+
+// ortRunner returns ONNX Runtime when its library is available (CI unpacks it
+// with scripts/setup-ort.sh); customOK says whether attnopt's custom-op
+// library is built too.
+func ortRunner(t *testing.T) (r *validate.ORTRunner, customOK bool) {
+	lib, err := ort.FindLibrary("")
+	if err != nil {
+		t.Logf("ONNX Runtime checks skipped: %v", err)
+		return nil, false
+	}
+	r, err = validate.NewORTRunner(lib, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = ort.CustomOpsLibrary("")
+	return r, err == nil
+}
+
+// Every site of every fixture is fused for each target that applies, and
+// the rewrite agrees with the original end to end: in the Go runtime for
+// every target, and in real ONNX Runtime for ort and onnx (and attnopt when
+// the custom-op library is built).
+func TestFixtureRewritesAgree(t *testing.T) {
+	ortR, customOK := ortRunner(t)
+	for _, fx := range fixtures(t) {
+		for _, target := range passes.TargetNames() {
+			t.Run(fx.Name+"/"+target, func(t *testing.T) {
+				path := filepath.Join("..", "testdata", fx.File)
+				orig, err := graph.Load(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if target == "onnx" && orig.Opset("") < 23 {
+					t.Skipf("opset %d model: the onnx target needs 23", orig.Opset(""))
+				}
+				rew, _ := graph.Load(path)
+				c, err := passes.Rewrite(rew, passes.Options{Target: target, VerifyEach: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, a := range c.Actions {
+					if !a.Fused {
+						t.Errorf("site %d (%s) not fused: %s", a.Site.ID, a.Site.Softmax.Label(), a.Reason)
+					}
+				}
+				data, _ := rew.Marshal()
+				rew, err = graph.LoadBytes(data, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				runners := []validate.Runner{validate.GoRunner{}}
+				if ortR != nil && (target != "attnopt" || customOK) {
+					runners = append(runners, ortR)
+				}
+				for _, r := range runners {
+					rep := validate.Validate(orig, rew, r, validate.Options{Scope: "model", Seed: 7})
+					for _, ch := range rep.Checks {
+						if !ch.Pass {
+							t.Errorf("%s runtime: %s %+v", r.Name(), ch.Error, ch.Outputs)
+						}
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package validate
+
+import (
+	"github.com/attnopt/attnopt/eval"
+	"github.com/attnopt/attnopt/eval/ort"
+	"github.com/attnopt/attnopt/graph"
+)
+
+// ORTRunner runs models in ONNX Runtime, registering attnopt's custom-op
+// library for models that use the attnopt domain.
+type ORTRunner struct {
+	rt        *ort.Runtime
+	customOps string // flag value; resolved when a model needs it
+}
+
+// NewORTRunner loads ONNX Runtime (flag, $ONNXRUNTIME_LIB, well-known places).
+func NewORTRunner(libFlag, customOpsFlag string) (*ORTRunner, error) {
+	lib, err := ort.FindLibrary(libFlag)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := ort.Open(lib)
+	if err != nil {
+		return nil, err
+	}
+	return &ORTRunner{rt: rt, customOps: customOpsFlag}, nil
+}
+
+func (r *ORTRunner) Name() string { return "ort" }
+
+func (r *ORTRunner) Run(m *graph.Model, in map[string]*eval.Tensor) (map[string]*eval.Tensor, error) {
+	data, err := m.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	var opts ort.SessionOptions
+	if m.Opset("attnopt") > 0 {
+		lib, err := ort.CustomOpsLibrary(r.customOps)
+		if err != nil {
+			return nil, err
+		}
+		opts.CustomOpsLibrary = lib
+	}
+	s, err := r.rt.NewSession(data, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	return s.Run(in)
+}
