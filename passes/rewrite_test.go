@@ -13,8 +13,6 @@ import (
 	"github.com/attnopt/attnopt/validate"
 )
 
-
-
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
 // rewriteCases are builder-made graphs in the styles exporters write.

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# The project's test command: Go tests (with ONNX Runtime's CPU library from
-# the npm package onnxruntime-node) and, when present, the kernels' CPU tests
-# and CUDA compile check.
+# The project's test command. Builds and tests the kernels first (the CPU
+# library and ONNX Runtime custom-op library, then a compile of the CUDA
+# sources for sm_70…sm_90), so the Go tests can run attnopt.FlashAttention in
+# real ONNX Runtime; then vets and tests all Go packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ONNXRUNTIME_LIB="$(bash scripts/setup-ort.sh)"
 export ONNXRUNTIME_LIB
-go vet ./...
-go test -count=1 ./...
 if [[ -f kernels/ci.sh ]]; then
   bash kernels/ci.sh
 fi
+go vet ./...
+go test -count=1 ./...
