@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Builds attnopt and runs it on a bundled example: the SAGAN self-attention
-# block at 64×64 (DESIGN.md §1, scaled down).
+# Builds attnopt and runs the main job on a bundled example: the SAGAN
+# self-attention block at 64×64 (DESIGN.md §1, scaled down) is inspected,
+# rewritten into attnopt.FlashAttention and validated against the original.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 go build -o attnopt ./cmd/attnopt
 model="${1:-testdata/examples/sagan_64x64.onnx}"
-./attnopt inspect "$model" --explain
+out="$(mktemp -d)/$(basename "${model%.onnx}").attnopt.onnx"
+./attnopt inspect "$model"
+./attnopt rewrite "$model" -o "$out"
+./attnopt validate "$model" "$out"
