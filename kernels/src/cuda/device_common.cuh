@@ -12,6 +12,17 @@
 
 #include "common/window_geometry.h"
 
+// Kernel launch and dynamic shared memory, spelled through macros so the
+// CPU emulation (tests/emu) can run the same kernel source.
+#ifdef ATTNOPT_CUDA_EMULATION
+#define ATTNOPT_LAUNCH(kernel, grid, block, smem, stream, args) \
+  ::attnopt_emu::launch(kernel, grid, block, smem, stream, args)
+#define ATTNOPT_DYNAMIC_SMEM(type, name) type* name = static_cast<type*>(::attnopt_emu::dynamic_smem())
+#else
+#define ATTNOPT_LAUNCH(kernel, grid, block, smem, stream, args) kernel<<<grid, block, smem, stream>>>(args)
+#define ATTNOPT_DYNAMIC_SMEM(type, name) extern __shared__ __align__(16) type name[]
+#endif
+
 namespace attnopt {
 namespace cuda {
 

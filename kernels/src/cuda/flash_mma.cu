@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "cuda/kernels.h"
+#include "cuda/ptx.cuh"
 
 namespace attnopt {
 namespace cuda {
@@ -18,49 +19,12 @@ constexpr int kBQ = 64;
 constexpr int kBK = 64;
 constexpr float kLog2e = 1.4426950408889634f;
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+// Device code for sm_80+ only; the emulation (tests/emu) runs it on the CPU.
+#if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800) || defined(ATTNOPT_CUDA_EMULATION)
 #define ATTNOPT_SM80 1
 #endif
 
 #ifdef ATTNOPT_SM80
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* smem) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(s));
-}
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* smem) {
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(s));
-}
-
-// D += A(16x16, row) * B(16x8, col), fp32 accumulators.
-template <typename T>
-__device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  if constexpr (std::is_same<T, __half>::value) {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  } else {
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  }
-}
-
 // Two floats as one 32-bit register of T; lo goes to the lower column.
 template <typename T>
 __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
@@ -105,7 +69,7 @@ __global__ void __launch_bounds__(kThreads) mma_attention_kernel(KernelArgs a) {
 #ifdef ATTNOPT_SM80
   constexpr int LDV = DV_P + 8;  // +8 halves: ldmatrix rows hit distinct banks
   constexpr int NDV = DV_P / 8;  // n-blocks of the output
-  extern __shared__ __align__(16) unsigned char smem_raw[];
+  ATTNOPT_DYNAMIC_SMEM(unsigned char, smem_raw);
   const int dqk_pad = (a.dqk + 15) & ~15, ldq = dqk_pad + 8;
   T* Qs = reinterpret_cast<T*>(smem_raw);  // [kBQ][ldq]
   T* Ks = Qs + kBQ * ldq;                  // [kBK][ldq]
@@ -274,7 +238,7 @@ cudaError_t launch_dv(bool window, const KernelArgs& a, const LaunchShape& s, cu
   auto kernel = window ? mma_attention_kernel<T, DV_P, true> : mma_attention_kernel<T, DV_P, false>;
   err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (err != cudaSuccess) return err;
-  kernel<<<grid, kThreads, smem, stream>>>(args);
+  ATTNOPT_LAUNCH(kernel, grid, kThreads, smem, stream, args);
   return cudaGetLastError();
 }
 

@@ -23,7 +23,7 @@ __global__ void __launch_bounds__(kThreads) simt_attention_kernel(KernelArgs a) 
   constexpr int DPT = DV_MAX / TPR;  // output features per thread
   static_assert(BK % TPR == 0 && DV_MAX % TPR == 0 && 32 % TPR == 0, "bad SIMT config");
 
-  extern __shared__ __align__(16) float smem[];
+  ATTNOPT_DYNAMIC_SMEM(float, smem);
   const int ldq = odd_ld(a.dqk), ldv = odd_ld(a.dv);
   float* qs = smem;              // [BQ][ldq]
   float* ks = qs + BQ * ldq;     // [BK][ldq]
@@ -149,10 +149,9 @@ cudaError_t launch_config(bool window, const KernelArgs& a, const LaunchShape& s
   const dim3 grid(static_cast<unsigned>(tiles * s.segments), static_cast<unsigned>(s.heads_q),
                   static_cast<unsigned>(s.batch));
   const size_t smem = simt_smem_bytes<TPR, BK>(a);
-  if (window)
-    simt_attention_kernel<T, TPR, BK, DV_MAX, true><<<grid, kThreads, smem, stream>>>(args);
-  else
-    simt_attention_kernel<T, TPR, BK, DV_MAX, false><<<grid, kThreads, smem, stream>>>(args);
+  auto kernel = window ? simt_attention_kernel<T, TPR, BK, DV_MAX, true>
+                      : simt_attention_kernel<T, TPR, BK, DV_MAX, false>;
+  ATTNOPT_LAUNCH(kernel, grid, kThreads, smem, stream, args);
   return cudaGetLastError();
 }
 

@@ -1,0 +1,64 @@
+// The sm_80 PTX the tensor-core kernel uses: cp.async, ldmatrix, mma.sync.
+// Under ATTNOPT_CUDA_EMULATION (tests/emu) the same names come from a CPU
+// emulation that follows the PTX ISA's fragment layouts, so the kernel source
+// itself can be run and checked on a machine without a GPU.
+#ifndef ATTNOPT_CUDA_PTX_CUH_
+#define ATTNOPT_CUDA_PTX_CUH_
+
+#include <stdint.h>
+
+#include <type_traits>
+
+#ifdef ATTNOPT_CUDA_EMULATION
+#include "emu_ptx.h"
+#elif !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800  // no sm_80 PTX in older targets
+
+namespace attnopt {
+namespace cuda {
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
+
+// Four 8x8 b16 matrices; lanes 8m..8m+7 give the row addresses of matrix m,
+// and lane l receives row l/4, columns 2(l%4), 2(l%4)+1 of each.
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* smem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+}
+// The same, each matrix transposed.
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* smem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+}
+
+// D += A(16x16, row) * B(16x8, col), fp32 accumulators; T is __half or __nv_bfloat16.
+template <typename T>
+__device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  if constexpr (std::is_same<T, __half>::value) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+}  // namespace cuda
+}  // namespace attnopt
+
+#endif  // ATTNOPT_CUDA_EMULATION / sm_80
+#endif  // ATTNOPT_CUDA_PTX_CUH_

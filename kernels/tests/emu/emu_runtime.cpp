@@ -1,0 +1,181 @@
+// The CUDA emulation runtime: runs each block with one std::thread per CUDA
+// thread (blocks one after another), blocking barriers for __syncthreads and
+// per-warp barriers for __syncwarp, shuffles, ldmatrix and mma.sync. Shared
+// memory is refilled with NaN bytes before every block, so a kernel that
+// reads shared memory it did not write gets NaN outputs, and it is allocated
+// at exactly the launch's size, so AddressSanitizer catches overruns.
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "cuda_runtime.h"
+#include "emu_ptx.h"
+
+thread_local uint3 threadIdx;
+thread_local uint3 blockIdx;
+
+namespace attnopt_emu {
+namespace {
+
+class Barrier {
+ public:
+  explicit Barrier(unsigned n) : n_(n) {}
+  void wait() {
+    std::unique_lock<std::mutex> lock(mu_);
+    const unsigned gen = gen_;
+    if (++count_ == n_) {
+      count_ = 0;
+      ++gen_;
+      cv_.notify_all();
+    } else {
+      cv_.wait(lock, [&] { return gen != gen_; });
+    }
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  unsigned n_, count_ = 0, gen_ = 0;
+};
+
+// Per-warp exchange area for the collectives.
+struct Stage {
+  const void* addr[32];
+  uint32_t words[32][6];
+  float f[32];
+};
+
+struct Grid {
+  explicit Grid(unsigned threads, size_t smem_bytes) : block(threads), smem(smem_bytes ? smem_bytes : 16) {
+    for (unsigned w = 0; w < (threads + 31) / 32; ++w) warps.emplace_back(new Barrier(32));
+    stages.resize(warps.size());
+  }
+  Barrier block;
+  std::vector<std::unique_ptr<Barrier>> warps;
+  std::vector<Stage> stages;
+  std::vector<unsigned char> smem;
+};
+
+Grid* g_grid = nullptr;
+int g_cc_major = 8;
+int g_smem_optin = 227 * 1024;
+
+unsigned lane() { return threadIdx.x % 32; }
+unsigned warp() { return threadIdx.x / 32; }
+void warp_wait() { g_grid->warps[warp()]->wait(); }
+Stage& stage() { return g_grid->stages[warp()]; }
+
+float element(uint32_t word, int half, bool bf16) {
+  const uint16_t bits = static_cast<uint16_t>(word >> (16 * half));
+  return bf16 ? attnopt::bf16_to_float(bits) : attnopt::half_to_float(bits);
+}
+
+}  // namespace
+
+void set_device(int cc_major, int smem_optin) {
+  g_cc_major = cc_major;
+  g_smem_optin = smem_optin;
+}
+
+void* dynamic_smem() { return g_grid->smem.data(); }
+
+void run_grid(dim3 grid, unsigned threads, size_t smem, const std::function<void()>& body) {
+  Grid g(threads, smem);
+  g_grid = &g;
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      threadIdx = {t, 0, 0};
+      for (unsigned z = 0; z < grid.z; ++z)
+        for (unsigned y = 0; y < grid.y; ++y)
+          for (unsigned x = 0; x < grid.x; ++x) {
+            blockIdx = {x, y, z};
+            if (t == 0) std::memset(g.smem.data(), 0xff, g.smem.size());  // NaN in f32, f16, bf16
+            g.block.wait();
+            body();
+            g.block.wait();  // the whole block is done before the next one starts
+          }
+    });
+  }
+  for (auto& th : pool) th.join();
+  g_grid = nullptr;
+}
+
+// ldmatrix .x4: lanes 8m..8m+7 hold the row addresses of matrix m; lane l
+// gets row l/4, columns 2(l%4) and 2(l%4)+1 (with .trans: of the transpose).
+void ldmatrix_x4(uint32_t (&r)[4], const void* row_address, bool trans) {
+  Stage& s = stage();
+  s.addr[lane()] = row_address;
+  warp_wait();
+  const unsigned g = lane() / 4, t = lane() % 4;
+  for (int m = 0; m < 4; ++m) {
+    uint16_t lo, hi;
+    if (!trans) {
+      const uint16_t* row = static_cast<const uint16_t*>(s.addr[m * 8 + g]);
+      lo = row[2 * t];
+      hi = row[2 * t + 1];
+    } else {
+      lo = static_cast<const uint16_t*>(s.addr[m * 8 + 2 * t])[g];
+      hi = static_cast<const uint16_t*>(s.addr[m * 8 + 2 * t + 1])[g];
+    }
+    r[m] = static_cast<uint32_t>(lo) | static_cast<uint32_t>(hi) << 16;
+  }
+  warp_wait();
+}
+
+// mma.sync.m16n8k16.row.col with the PTX fragment layouts (groupID g = l/4,
+// threadID_in_group t = l%4): A reg j holds row g + 8(j&1), columns
+// 2t + 8(j>>1) + {0,1}; B reg j holds rows 2t + 8j + {0,1} of column g;
+// C/D element e is row g + 8(e>>1), column 2t + (e&1).
+void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, bool bf16) {
+  Stage& s = stage();
+  for (int j = 0; j < 4; ++j) s.words[lane()][j] = a[j];
+  s.words[lane()][4] = b0;
+  s.words[lane()][5] = b1;
+  warp_wait();
+  float A[16][16], B[16][8];
+  for (unsigned l = 0; l < 32; ++l) {
+    const unsigned g = l / 4, t = l % 4;
+    for (int j = 0; j < 4; ++j)
+      for (int h = 0; h < 2; ++h) A[g + 8 * (j & 1)][2 * t + 8 * (j >> 1) + h] = element(s.words[l][j], h, bf16);
+    for (int j = 0; j < 2; ++j)
+      for (int h = 0; h < 2; ++h) B[2 * t + 8 * j + h][g] = element(s.words[l][4 + j], h, bf16);
+  }
+  const unsigned g = lane() / 4, t = lane() % 4;
+  for (int e = 0; e < 4; ++e) {
+    const unsigned row = g + 8 * (e >> 1), col = 2 * t + (e & 1);
+    float acc = d[e];
+    for (int k = 0; k < 16; ++k) acc += A[row][k] * B[k][col];
+    d[e] = acc;
+  }
+  warp_wait();
+}
+
+}  // namespace attnopt_emu
+
+void __syncthreads() { attnopt_emu::g_grid->block.wait(); }
+void __syncwarp(unsigned) { attnopt_emu::warp_wait(); }
+
+float __shfl_xor_sync(unsigned, float v, int lane_mask) {
+  attnopt_emu::Stage& s = attnopt_emu::stage();
+  s.f[attnopt_emu::lane()] = v;
+  attnopt_emu::warp_wait();
+  const float r = s.f[attnopt_emu::lane() ^ static_cast<unsigned>(lane_mask)];
+  attnopt_emu::warp_wait();
+  return r;
+}
+
+cudaError_t cudaGetDevice(int* dev) {
+  *dev = 0;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int) {
+  *value = attr == cudaDevAttrComputeCapabilityMajor ? attnopt_emu::g_cc_major : attnopt_emu::g_smem_optin;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGetLastError() { return cudaSuccess; }

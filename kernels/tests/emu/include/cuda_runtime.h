@@ -1,0 +1,69 @@
+// CPU stand-in for the parts of cuda_runtime.h the attnopt kernels use, for
+// the emulation test (tests/emu): a launch runs every block with one
+// std::thread per CUDA thread, so barriers and warp collectives behave as on
+// a GPU. Never used by the real CUDA build.
+#ifndef ATTNOPT_EMU_CUDA_RUNTIME_H_
+#define ATTNOPT_EMU_CUDA_RUNTIME_H_
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __align__(n) alignas(n)
+
+struct uint3 {
+  unsigned x, y, z;
+};
+struct dim3 {
+  unsigned x, y, z;
+  dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+};
+struct alignas(16) uint4 {
+  unsigned x, y, z, w;
+};
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
+
+typedef int cudaError_t;
+constexpr cudaError_t cudaSuccess = 0;
+constexpr cudaError_t cudaErrorInvalidValue = 1;
+constexpr cudaError_t cudaErrorNotSupported = 801;
+typedef void* cudaStream_t;
+enum cudaDeviceAttr { cudaDevAttrComputeCapabilityMajor = 75, cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+
+extern thread_local uint3 threadIdx;
+extern thread_local uint3 blockIdx;
+
+void __syncthreads();
+void __syncwarp(unsigned mask = 0xffffffffu);
+float __shfl_xor_sync(unsigned mask, float v, int lane_mask);
+
+cudaError_t cudaGetDevice(int* dev);
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int dev);
+cudaError_t cudaGetLastError();
+template <typename F>
+cudaError_t cudaFuncSetAttribute(F, cudaFuncAttribute, int) {
+  return cudaSuccess;
+}
+
+namespace attnopt_emu {
+
+// The emulated device: compute capability and opt-in shared memory limit.
+void set_device(int cc_major, int smem_optin);
+void* dynamic_smem();
+void run_grid(dim3 grid, unsigned threads, size_t smem, const std::function<void()>& body);
+
+template <typename Args>
+void launch(void (*kernel)(Args), dim3 grid, unsigned threads, size_t smem, cudaStream_t, Args args) {
+  run_grid(grid, threads, smem, [kernel, &args] { kernel(args); });
+}
+
+}  // namespace attnopt_emu
+
+#endif  // ATTNOPT_EMU_CUDA_RUNTIME_H_

@@ -1,0 +1,36 @@
+// CPU emulation of the sm_80 PTX used by the tensor-core kernel, written from
+// the PTX ISA's definitions: warp-collective ldmatrix (x4, optional .trans)
+// and mma.sync.m16n8k16 (row.col, f16/bf16 inputs, f32 accumulators);
+// cp.async is an immediate copy.
+#ifndef ATTNOPT_EMU_PTX_H_
+#define ATTNOPT_EMU_PTX_H_
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "cuda_bf16.h"
+#include "cuda_fp16.h"
+
+namespace attnopt_emu {
+void ldmatrix_x4(uint32_t (&r)[4], const void* row_address, bool trans);
+void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, bool bf16);
+}  // namespace attnopt_emu
+
+namespace attnopt {
+namespace cuda {
+
+inline void cp_async16(void* smem, const void* gmem) { std::memcpy(smem, gmem, 16); }
+inline void cp_async_commit() {}
+inline void cp_async_wait_all() {}
+inline void ldmatrix_x4(uint32_t (&r)[4], const void* smem) { attnopt_emu::ldmatrix_x4(r, smem, false); }
+inline void ldmatrix_x4_trans(uint32_t (&r)[4], const void* smem) { attnopt_emu::ldmatrix_x4(r, smem, true); }
+template <typename T>
+inline void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  attnopt_emu::mma16816(d, a, b0, b1, std::is_same<T, __nv_bfloat16>::value);
+}
+
+}  // namespace cuda
+}  // namespace attnopt
+
+#endif  // ATTNOPT_EMU_PTX_H_
