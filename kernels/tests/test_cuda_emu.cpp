@@ -46,7 +46,39 @@ struct Flash {
   int64_t B, Hq, Hkv, Nq, Nk, Dqk, Dv;
   int mask;  // 0 none, 1 bool (1,1,Nq,Nk) with dead rows, 2 additive (B,1,1,Nk) in the I/O dtype
   bool causal;
+  bool heads_inner = false;  // Q/K/V/O stored (B,N,H,D) and based one element off 16-byte alignment
 };
+
+// Strides of a (B,H,N,D) view of (B,N,H,D) memory.
+void inner_strides(int64_t h, int64_t n, int64_t d, int64_t s[4]) {
+  s[0] = n * h * d;
+  s[1] = d;
+  s[2] = h * d;
+  s[3] = 1;
+}
+
+// Copies a contiguous (B,H,N,D) tensor into (B,N,H,D) order after one spare element.
+Tensor to_inner(const Tensor& t, int64_t b, int64_t h, int64_t n, int64_t d) {
+  Tensor r = t;
+  for (int64_t bb = 0; bb < b; ++bb)
+    for (int64_t hh = 0; hh < h; ++hh)
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t c = 0; c < d; ++c) {
+          const size_t src = ((bb * h + hh) * n + i) * d + c, dst = 1 + ((bb * n + i) * h + hh) * d + c;
+          if (t.dtype == ATTNOPT_F32) {
+            r.f32.resize(t.size() + 1);
+            r.f32[dst] = t.f32[src];
+          } else {
+            r.h16.resize(t.size() + 1);
+            r.h16[dst] = t.h16[src];
+          }
+        }
+  return r;
+}
+
+void* plus_one(Tensor& t) {
+  return t.dtype == ATTNOPT_F32 ? static_cast<void*>(t.f32.data() + 1) : static_cast<void*>(t.h16.data() + 1);
+}
 
 void run_flash(const Flash& c, const Path& path) {
   std::mt19937 rng(17 + static_cast<unsigned>(c.Dqk * 3 + c.Nk));
@@ -88,8 +120,29 @@ void run_flash(const Flash& c, const Path& path) {
     const int64_t nk = c.Nk;
     maskfn = [m, nk](int64_t b, int64_t, int64_t, int64_t j) { return m[b * nk + j]; };
   }
+  Tensor qi, ki, vi, oi;
+  if (c.heads_inner) {  // same values, strided and misaligned: the scalar-load path
+    qi = to_inner(q, c.B, c.Hq, c.Nq, c.Dqk);
+    ki = to_inner(k, c.B, c.Hkv, c.Nk, c.Dqk);
+    vi = to_inner(v, c.B, c.Hkv, c.Nk, c.Dv);
+    oi = make_poisoned(c.dtype, o.size() + 1);
+    p.q.data = plus_one(qi); inner_strides(c.Hq, c.Nq, c.Dqk, p.q.stride);
+    p.k.data = plus_one(ki); inner_strides(c.Hkv, c.Nk, c.Dqk, p.k.stride);
+    p.v.data = plus_one(vi); inner_strides(c.Hkv, c.Nk, c.Dv, p.v.stride);
+    p.o = plus_one(oi); inner_strides(c.Hq, c.Nq, c.Dv, p.o_stride);
+  }
   const int rc = attnopt_cuda_flash_attention_fwd(&p, nullptr);
   EXPECT_TRUE(rc == ATTNOPT_OK, "%s: status %d", c.name.c_str(), rc);
+  if (c.heads_inner) {  // back to contiguous order for the comparison
+    for (int64_t bb = 0; bb < c.B; ++bb)
+      for (int64_t hh = 0; hh < c.Hq; ++hh)
+        for (int64_t i = 0; i < c.Nq; ++i)
+          for (int64_t e = 0; e < c.Dv; ++e) {
+            const size_t dst = ((bb * c.Hq + hh) * c.Nq + i) * c.Dv + e;
+            const size_t src = 1 + ((bb * c.Nq + i) * c.Hq + hh) * c.Dv + e;
+            if (c.dtype == ATTNOPT_F32) o.f32[dst] = oi.f32[src]; else o.h16[dst] = oi.h16[src];
+          }
+  }
   Admit admit;
   if (c.causal) {
     const int64_t off = c.Nk - c.Nq;
@@ -162,6 +215,9 @@ int main() {
       {"SAGAN Dqk 8, Dv 64", ATTNOPT_F16, 1, 1, 1, 80, 80, 8, 64, 0, false},
       {"f32 GQA, bool mask + causal", ATTNOPT_F32, 1, 4, 2, 50, 50, 20, 12, 1, true},
       {"f32 d 256 additive", ATTNOPT_F32, 1, 1, 1, 20, 40, 256, 200, 2, false},
+      {"one query, one key", ATTNOPT_F16, 1, 1, 1, 1, 1, 16, 16, 0, false},
+      {"(B,N,H,D) memory, misaligned, causal", ATTNOPT_F16, 2, 4, 2, 45, 45, 32, 32, 0, true, true},
+      {"(B,N,H,D) memory, misaligned, bool mask", ATTNOPT_BF16, 1, 2, 2, 70, 70, 64, 48, 1, false, true},
   };
   for (const Path& path : kPaths) {
     use_path(path);
@@ -172,6 +228,8 @@ int main() {
     run_window(ATTNOPT_F16, {10, 12}, {4, 5}, {2, 3}, 32, 32, path);
     run_window(ATTNOPT_BF16, {5, 6, 7}, {2, 4, 3}, {1, 2, 3}, 16, 24, path);
     run_window(ATTNOPT_F32, {30}, {8}, {5}, 8, 8, path);
+    run_window(ATTNOPT_F16, {3, 4, 5}, {1, 1, 1}, {0, 0, 0}, 8, 8, path);    // every token alone
+    run_window(ATTNOPT_F16, {9, 10}, {9, 10}, {4, 7}, 16, 16, path);         // one window = exact
   }
   if (g_failures) {
     std::fprintf(stderr, "%d check(s) failed\n", g_failures);

@@ -5,6 +5,8 @@
 // reads shared memory it did not write gets NaN outputs, and it is allocated
 // at exactly the launch's size, so AddressSanitizer catches overruns.
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -107,6 +109,10 @@ void run_grid(dim3 grid, unsigned threads, size_t smem, const std::function<void
 // ldmatrix .x4: lanes 8m..8m+7 hold the row addresses of matrix m; lane l
 // gets row l/4, columns 2(l%4) and 2(l%4)+1 (with .trans: of the transpose).
 void ldmatrix_x4(uint32_t (&r)[4], const void* row_address, bool trans) {
+  if (reinterpret_cast<uintptr_t>(row_address) % 16) {  // each row must be 16-byte aligned
+    std::fprintf(stderr, "emulation: misaligned ldmatrix row %p\n", row_address);
+    std::abort();
+  }
   Stage& s = stage();
   s.addr[lane()] = row_address;
   warp_wait();

@@ -6,6 +6,8 @@
 #define ATTNOPT_EMU_PTX_H_
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
@@ -20,7 +22,14 @@ void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, b
 namespace attnopt {
 namespace cuda {
 
-inline void cp_async16(void* smem, const void* gmem) { std::memcpy(smem, gmem, 16); }
+// Real cp.async of 16 bytes faults on addresses that are not 16-byte aligned.
+inline void cp_async16(void* smem, const void* gmem) {
+  if (reinterpret_cast<uintptr_t>(smem) % 16 || reinterpret_cast<uintptr_t>(gmem) % 16) {
+    std::fprintf(stderr, "emulation: misaligned cp.async %p <- %p\n", smem, gmem);
+    std::abort();
+  }
+  std::memcpy(smem, gmem, 16);
+}
 inline void cp_async_commit() {}
 inline void cp_async_wait_all() {}
 inline void ldmatrix_x4(uint32_t (&r)[4], const void* smem) { attnopt_emu::ldmatrix_x4(r, smem, false); }
