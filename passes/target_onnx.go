@@ -61,7 +61,7 @@ func (onnxTarget) Build(e *emitter, s *Site) (*graph.Value, error) {
 		if mask.Type.DType != graph.Bool && mask.Type.DType != s.DType {
 			mask = e.op("Cast", "", []*graph.Value{mask}, graph.IntAttr("to", int64(s.DType)))
 		}
-		ins = append(ins, mask)
+		ins = append(ins, fullQueryAxis(e, mask, q))
 	}
 	attrs := []*graph.Attr{graph.FloatAttr("scale", float32(s.Scale))}
 	if s.Causal {
@@ -84,4 +84,20 @@ func init() {
 		out[3] = v.Type.Shape[3]
 		n.Output(0).SetType(graph.TensorOf(q.Type.DType, out))
 	})
+}
+
+// fullQueryAxis expands a mask whose query axis is 1 to Q's length: ONNX
+// Runtime 1.24 requires attn_mask's second-to-last dim to equal q_seq even
+// though the spec lets it broadcast. Heads and batch stay unexpanded.
+func fullQueryAxis(e *emitter, mask, q4 *graph.Value) *graph.Value {
+	ms, qs := mask.Type.Shape, q4.Type.Shape
+	r := len(ms)
+	if r < 2 || len(qs) != 4 || ms[r-2].Equal(qs[2]) {
+		return mask
+	}
+	lead := e.op("Slice", "", []*graph.Value{e.op("Shape", "", []*graph.Value{mask}), e.i64(0), e.i64(int64(r - 2))})
+	nq := e.op("Slice", "", []*graph.Value{e.op("Shape", "", []*graph.Value{q4}), e.i64(2), e.i64(3)})
+	nk := e.op("Slice", "", []*graph.Value{e.op("Shape", "", []*graph.Value{mask}), e.i64(int64(r - 1)), e.i64(int64(r))})
+	target := e.op("Concat", "", []*graph.Value{lead, nq, nk}, graph.IntAttr("axis", 0))
+	return e.op("Expand", "", []*graph.Value{mask, target})
 }

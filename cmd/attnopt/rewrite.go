@@ -10,6 +10,7 @@ import (
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/passes"
 	"github.com/attnopt/attnopt/report"
+	"github.com/attnopt/attnopt/validate"
 	"github.com/spf13/cobra"
 )
 
@@ -19,6 +20,10 @@ type rewriteOptions struct {
 	target     string
 	explain    bool
 	verifyEach bool
+	validate   bool
+	runtime    string
+	ortLib     string
+	customOps  string
 	pins       pinFlags
 	out        io.Writer
 	prog       *progress
@@ -44,6 +49,10 @@ func newRewriteCmd(stdout, stderr io.Writer) *cobra.Command {
 	c.Flags().StringVar(&o.target, "target", "attnopt", "fused op: "+strings.Join(passes.TargetNames(), ", "))
 	c.Flags().BoolVar(&o.explain, "explain", false, "also say why each other Softmax was not fused")
 	c.Flags().BoolVar(&o.verifyEach, "verify-each", false, "run the graph verifier after every pass")
+	c.Flags().BoolVar(&o.validate, "validate", false, "validate every rewritten site on seeded inputs; exit 1 if one fails")
+	c.Flags().StringVar(&o.runtime, "runtime", "go", "runtime for --validate: go or ort")
+	c.Flags().StringVar(&o.ortLib, "ort-lib", "", "path of libonnxruntime for --runtime ort")
+	c.Flags().StringVar(&o.customOps, "custom-ops", "", "path of attnopt's custom-op library for --runtime ort")
 	o.pins.register(c)
 	return c
 }
@@ -82,5 +91,37 @@ func runRewrite(o *rewriteOptions) error {
 		return fmt.Errorf("writing %s: %w", out, err)
 	}
 	report.WriteRewrite(o.out, report.NewRewrite(o.model, out, ctx, res), o.explain)
+	if !o.validate || ctx.FusedCount() == 0 {
+		return nil
+	}
+	return validateRewrite(o, out)
+}
+
+// validateRewrite checks the written model against the input, site by site.
+func validateRewrite(o *rewriteOptions, out string) error {
+	runner, err := newRunner(o.runtime, o.ortLib, o.customOps)
+	if err != nil {
+		return err
+	}
+	orig, err := loadModel(o.model, &o.pins, o.prog)
+	if err != nil {
+		return err
+	}
+	rew, err := loadModel(out, &o.pins, o.prog)
+	if err != nil {
+		return err
+	}
+	if err := checkCustomOps(o.runtime, o.customOps, rew); err != nil {
+		return err
+	}
+	pins, _ := o.pins.pins()
+	rep := validate.Validate(orig, rew, runner, validate.Options{Seed: 1, Dims: pins.Dims,
+		Progress: func(done, total int, what string) { o.prog.step(done, total, what) }})
+	o.prog.done()
+	rep.Original, rep.Rewritten = o.model, out
+	report.WriteValidation(o.out, rep)
+	if !rep.Pass {
+		return &failedError{msg: failureLine(rep)}
+	}
 	return nil
 }

@@ -67,6 +67,9 @@ func runValidate(o *validateOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := checkCustomOps(o.runtime, o.customOps, rew); err != nil {
+		return err
+	}
 	pins, _ := o.pins.pins()
 	rep := validate.Validate(orig, rew, runner, validate.Options{
 		Scope: o.scope, Seed: o.seed, Atol: o.atol, Rtol: o.rtol, Dims: pins.Dims,
