@@ -28,7 +28,8 @@ struct Path {
 const Path kPaths[] = {{"mma (sm_80)", 8, false}, {"SIMT (sm_80, forced)", 8, true}, {"SIMT (sm_70)", 7, false}};
 
 void use_path(const Path& p) {
-  attnopt_emu::set_device(p.cc_major, p.cc_major >= 8 ? 227 * 1024 : 96 * 1024);
+  // Opt-in shared memory: sm_86 has the smallest of the sm_80+ parts (99 KiB), sm_70 96 KiB.
+  attnopt_emu::set_device(p.cc_major, p.cc_major >= 8 ? 99 * 1024 : 96 * 1024);
   if (p.force_simt) setenv("ATTNOPT_CUDA_PATH", "simt", 1); else unsetenv("ATTNOPT_CUDA_PATH");
 }
 

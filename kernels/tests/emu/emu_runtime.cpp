@@ -64,6 +64,7 @@ struct Grid {
 Grid* g_grid = nullptr;
 int g_cc_major = 8;
 int g_smem_optin = 227 * 1024;
+int g_max_dynamic = 0;
 
 unsigned lane() { return threadIdx.x % 32; }
 unsigned warp() { return threadIdx.x / 32; }
@@ -84,7 +85,20 @@ void set_device(int cc_major, int smem_optin) {
 
 void* dynamic_smem() { return g_grid->smem.data(); }
 
+cudaError_t set_max_dynamic_smem(int bytes) {
+  if (bytes > g_smem_optin) return cudaErrorInvalidValue;  // as the driver would refuse it
+  g_max_dynamic = bytes;
+  return cudaSuccess;
+}
+
 void run_grid(dim3 grid, unsigned threads, size_t smem, const std::function<void()>& body) {
+  // A launch may use 48 KiB of dynamic shared memory, more only after an opt-in.
+  const size_t limit = g_max_dynamic > 48 * 1024 ? static_cast<size_t>(g_max_dynamic) : 48 * 1024;
+  g_max_dynamic = 0;
+  if (smem > limit) {
+    std::fprintf(stderr, "emulation: launch with %zu bytes of dynamic shared memory, limit %zu\n", smem, limit);
+    std::abort();
+  }
   Grid g(threads, smem);
   g_grid = &g;
   std::vector<std::thread> pool;

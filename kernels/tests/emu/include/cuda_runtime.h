@@ -47,9 +47,14 @@ float __shfl_xor_sync(unsigned mask, float v, int lane_mask);
 cudaError_t cudaGetDevice(int* dev);
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int dev);
 cudaError_t cudaGetLastError();
+namespace attnopt_emu {
+// Records a kernel's dynamic shared memory opt-in (checked by the next launch).
+cudaError_t set_max_dynamic_smem(int bytes);
+}  // namespace attnopt_emu
+
 template <typename F>
-cudaError_t cudaFuncSetAttribute(F, cudaFuncAttribute, int) {
-  return cudaSuccess;
+cudaError_t cudaFuncSetAttribute(F, cudaFuncAttribute, int value) {
+  return attnopt_emu::set_max_dynamic_smem(value);
 }
 
 namespace attnopt_emu {
