@@ -71,7 +71,7 @@ func (onnxTarget) Build(e *emitter, s *Site) (*graph.Value, error) {
 	if lift != nil {
 		out = e.squeeze(out, lift...)
 	}
-	return restoreOutput(e, s, out), nil
+	return restoreOutput(e, s, guardRows(e, s, out)), nil
 }
 
 func init() {

@@ -84,7 +84,7 @@ func (ortTarget) Build(e *emitter, s *Site) (*graph.Value, error) {
 	case 2:
 		out = e.squeeze(out, 0)
 	}
-	return restoreOutput(e, s, out), nil
+	return restoreOutput(e, s, guardRows(e, s, out)), nil
 }
 
 func init() {

@@ -1,0 +1,45 @@
+package passes
+
+import (
+	"github.com/attnopt/attnopt/graph"
+)
+
+// Fully masked rows. The original graph of a site with ZeroRowGuard sets
+// the rows whose keys are all masked to zero (ONNX's Attention body, PyTorch
+// SDPA's IsNaN guard). attnopt.FlashAttention does that itself;
+// MultiHeadAttention and ONNX Attention in ONNX Runtime give NaN or a uniform
+// average there, so their rewrites keep an explicit guard on the output,
+// computed from the mask (its size, never N² per head).
+
+// guardRows zeroes the rows of out (…, Nq, Dv) whose mask admits no key.
+func guardRows(e *emitter, s *Site, out *graph.Value) *graph.Value {
+	if !s.ZeroRowGuard || len(s.Masks) == 0 {
+		return out
+	}
+	var empty *graph.Value
+	if len(s.Masks) == 1 && s.Masks[0].Kind == MaskBool && s.Masks[0].Fill == nil {
+		keep := s.Masks[0].Value
+		if s.Masks[0].Inverted {
+			keep = e.op("Not", "", []*graph.Value{keep})
+		}
+		any := e.reduceMaxLast(e.op("Cast", "", []*graph.Value{keep}, graph.IntAttr("to", int64(graph.Float32))))
+		empty = e.op("Equal", "", []*graph.Value{any, e.scalar(graph.Float32, 0)})
+	} else {
+		bias, err := maskInput(e, s, graph.Float32, false)
+		if err != nil || bias == nil {
+			return out
+		}
+		empty = e.op("Equal", "", []*graph.Value{e.reduceMaxLast(bias), e.scalar(graph.Float32, negInfinity)})
+	}
+	// empty is (…, Nq, 1) at the mask's rank: it broadcasts against out.
+	return e.op("Where", "", []*graph.Value{empty, e.scalar(out.Type.DType, 0), out})
+}
+
+// reduceMaxLast is ReduceMax over the last axis, keeping it (axes are an
+// attribute before opset 18).
+func (e *emitter) reduceMaxLast(v *graph.Value) *graph.Value {
+	if e.opset < 18 {
+		return e.op("ReduceMax", "", []*graph.Value{v}, graph.IntsAttr("axes", []int64{-1}), graph.IntAttr("keepdims", 1))
+	}
+	return e.op("ReduceMax", "", []*graph.Value{v, e.i64(-1)}, graph.IntAttr("keepdims", 1))
+}
