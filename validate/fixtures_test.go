@@ -17,7 +17,7 @@ type fixture struct {
 	File string `json:"file"`
 }
 
-func fixtures(t *testing.T) []fixture {
+func fixtures(t testing.TB) []fixture {
 	data, err := os.ReadFile(filepath.Join("..", "testdata", "MANIFEST.json"))
 	if err != nil {
 		t.Skip("testdata/MANIFEST.json not present")
@@ -34,7 +34,7 @@ func fixtures(t *testing.T) []fixture {
 // ortRunner returns ONNX Runtime when its library is available (CI unpacks it
 // with scripts/setup-ort.sh); customOK says whether attnopt's custom-op
 // library is built too.
-func ortRunner(t *testing.T) (r *validate.ORTRunner, customOK bool) {
+func ortRunner(t testing.TB) (r *validate.ORTRunner, customOK bool) {
 	lib, err := ort.FindLibrary("")
 	if err != nil {
 		t.Logf("ONNX Runtime checks skipped: %v", err)
