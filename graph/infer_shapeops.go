@@ -400,7 +400,57 @@ func inferSlice(c *ictx) {
 	c.setShape(0, dt, out)
 	if hasContent && len(s) == 1 {
 		c.out(0).Sym = content
+	} else if len(s) > 1 {
+		sliceContentND(c.in(0), c.out(0), s, starts, axes, steps)
 	}
+}
+
+// sliceContentND slices the known content of a small multi-dimensional
+// integer tensor (exporters reverse (r, 2) pad tables with step -1).
+func sliceContentND(in, out *Value, inShape Shape, starts, axes, steps []int64) {
+	content, ok := in.IntContent()
+	dims, ok2 := inShape.Ints()
+	outDims, ok3 := out.Type.Shape.Ints()
+	if !ok || !ok2 || !ok3 || int64(len(content)) != numel(dims) {
+		return
+	}
+	lo := make([]int64, len(dims))
+	step := make([]int64, len(dims))
+	for i := range step {
+		step[i] = 1
+	}
+	for k, a := range axes {
+		ax, ok := normAxis(a, len(dims))
+		if !ok {
+			return
+		}
+		// Only the clamped start matters here; the output dims give counts.
+		if steps[k] > 0 {
+			lo[ax], _ = sliceRange(starts[k], dims[ax], steps[k], dims[ax])
+		} else {
+			lo[ax], _ = sliceRange(starts[k], -dims[ax]-1, steps[k], dims[ax])
+		}
+		step[ax] = steps[k]
+	}
+	n := numel(outDims)
+	res := make([]Dim, n)
+	idx := make([]int64, len(dims))
+	for k := int64(0); k < n; k++ {
+		rem := k
+		for ax := len(outDims) - 1; ax >= 0; ax-- {
+			idx[ax] = rem % outDims[ax]
+			rem /= outDims[ax]
+		}
+		src := int64(0)
+		for ax, d := range dims {
+			src = src*d + lo[ax] + idx[ax]*step[ax]
+		}
+		if src < 0 || src >= int64(len(content)) {
+			return
+		}
+		res[k] = content[src]
+	}
+	out.Sym = res
 }
 
 func inferReshape(c *ictx) {
@@ -488,6 +538,36 @@ func inferTranspose(c *ictx) {
 		out[i] = s[p]
 	}
 	c.setShape(0, dt, out)
+	transposeContent(c.in(0), c.out(0), perm)
+}
+
+// transposeContent permutes the known content of a small integer tensor
+// (pad vectors are built as (2, r) tensors and transposed).
+func transposeContent(in, out *Value, perm []int64) {
+	content, ok := in.IntContent()
+	dims, ok2 := in.Type.Shape.Ints()
+	if !ok || !ok2 || int64(len(content)) != numel(dims) {
+		return
+	}
+	outDims := make([]int64, len(perm))
+	for i, p := range perm {
+		outDims[i] = dims[p]
+	}
+	res := make([]Dim, len(content))
+	idx := make([]int64, len(dims))
+	for k := range res {
+		rem := int64(k)
+		for ax := len(outDims) - 1; ax >= 0; ax-- {
+			idx[perm[ax]] = rem % outDims[ax]
+			rem /= outDims[ax]
+		}
+		src := int64(0)
+		for ax, d := range dims {
+			src = src*d + idx[ax]
+		}
+		res[k] = content[src]
+	}
+	out.Sym = res
 }
 
 func inferFlatten(c *ictx) {
