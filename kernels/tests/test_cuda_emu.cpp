@@ -204,7 +204,34 @@ void run_window(attnopt_dtype t, const std::vector<int64_t>& grid, const std::ve
 
 }  // namespace
 
-int main() {
+// Every head dim x Dv variant x mask kind x dtype at two lengths (a few
+// minutes on 2 cores): test_cuda_emu sweep.
+void sweep(const Path& path) {
+  const int64_t dv_alt[] = {12, 64, 40, 72, 20, 200, 96};
+  const int64_t dims[] = {4, 8, 16, 32, 64, 128, 256};
+  const attnopt_dtype dtypes[] = {ATTNOPT_F32, ATTNOPT_F16, ATTNOPT_BF16};
+  for (int di = 0; di < 7; ++di)
+    for (int64_t n : {17, 65})
+      for (int mk = 0; mk < 4; ++mk)
+        for (attnopt_dtype t : dtypes) {
+          const int64_t d = dims[di];
+          const bool neq = (di + mk) % 2, gqa = (di + mk + (n > 17)) % 2;
+          Flash c{"sweep d " + std::to_string(d) + "/" + std::to_string(neq ? dv_alt[di] : d) + " N " +
+                      std::to_string(n) + " mask " + std::to_string(mk),
+                  t, 1, 4, gqa ? 2 : 4, n, n + 3, d, neq ? dv_alt[di] : d, mk == 3 ? 0 : mk, mk == 3};
+          run_flash(c, path);
+        }
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "sweep") == 0) {
+    for (const Path& path : kPaths) {
+      use_path(path);
+      sweep(path);
+    }
+    std::printf("%s\n", g_failures ? "sweep FAILED" : "sweep passed");
+    return g_failures ? 1 : 0;
+  }
   const Flash cases[] = {
       {"d 64, N 70 (partial tiles)", ATTNOPT_F16, 1, 2, 2, 70, 70, 64, 64, 0, false},
       {"GQA 4/2, Dqk 24, Dv 40, bool mask, Nk 130", ATTNOPT_BF16, 1, 4, 2, 65, 130, 24, 40, 1, false},
