@@ -13,8 +13,10 @@ import (
 type Format string
 
 const (
-	Text Format = "text"
-	JSON Format = "json"
+	Text     Format = "text" // a table on a terminal, tab-separated otherwise
+	JSON     Format = "json"
+	Markdown Format = "md"   // for a pull-request comment
+	HTML     Format = "html" // one self-contained file
 )
 
 // HumanBytes prints a size in binary units: 64.0 TiB, 16.0 GiB, 512 B.

@@ -1,0 +1,153 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes"
+)
+
+// CheckSchemaV1 names the JSON schema of Check (report/schema/check.v1.json).
+const CheckSchemaV1 = "attnopt.check/v1"
+
+// Check statuses of one unfused site.
+const (
+	CheckOK      = "ok"      // score tensor within the budget
+	CheckOver    = "over"    // score tensor larger than the budget
+	CheckUnknown = "unknown" // a dim is symbolic: pin it with --dim or --shape
+)
+
+// Check is the `attnopt check` report: every unfused attention site of a
+// model with its score tensor against a per-site memory budget. It fails
+// when a site is over the budget, and, when Strict, also when a site's size
+// is unknown.
+type Check struct {
+	Schema  string      `json:"schema"`
+	Model   string      `json:"model"`
+	Budget  int64       `json:"budget_bytes"`
+	Strict  bool        `json:"strict"`
+	Pass    bool        `json:"pass"`
+	Over    int         `json:"over"`
+	Unknown int         `json:"unknown"`
+	Sites   []CheckSite `json:"sites"`
+	Fused   []FusedInfo `json:"fused"`
+}
+
+// CheckSite is one unfused site.
+type CheckSite struct {
+	ID         int       `json:"id"`
+	Softmax    string    `json:"softmax"`
+	Variant    string    `json:"variant"`
+	DType      string    `json:"dtype"`
+	Shape      SiteShape `json:"shape"`
+	ScoreBytes *int64    `json:"score_bytes"`
+	FusedBytes *int64    `json:"fused_bytes"`
+	Status     string    `json:"status"`
+}
+
+// NewCheck checks the sites of m against budget bytes per site.
+func NewCheck(path string, m *graph.Model, budget int64, strict bool) *Check {
+	res := passes.FindSites(m.Graph)
+	c := &Check{Schema: CheckSchemaV1, Model: path, Budget: budget, Strict: strict, Sites: []CheckSite{}, Fused: fusedOf(m.Graph)}
+	for _, s := range res.Sites {
+		sr := newSiteReport(s)
+		cs := CheckSite{ID: sr.ID, Softmax: sr.Softmax, Variant: sr.Variant, DType: sr.DType, Shape: sr.Shape,
+			ScoreBytes: sr.ScoreBytes, FusedBytes: sr.FusedBytes, Status: CheckOK}
+		switch {
+		case cs.ScoreBytes == nil:
+			cs.Status = CheckUnknown
+			c.Unknown++
+		case *cs.ScoreBytes > budget:
+			cs.Status = CheckOver
+			c.Over++
+		}
+		c.Sites = append(c.Sites, cs)
+	}
+	c.Pass = c.Over == 0 && (!strict || c.Unknown == 0)
+	return c
+}
+
+// Failure is the one-line reason the check failed, naming the sites; ""
+// when it passed.
+func (c *Check) Failure() string {
+	if c.Pass {
+		return ""
+	}
+	var names []string
+	for _, s := range c.Sites {
+		if s.Status == CheckOver || (c.Strict && s.Status == CheckUnknown) {
+			names = append(names, fmt.Sprintf("site %d (%s) %s", s.ID, s.Softmax, HumanBytes(s.ScoreBytes)))
+		}
+	}
+	what := fmt.Sprintf("%d site(s) over the %s budget", c.Over, HumanBytes(&c.Budget))
+	if c.Strict && c.Unknown > 0 {
+		what += fmt.Sprintf(", %d of unknown size (--strict)", c.Unknown)
+	}
+	return fmt.Sprintf("%s: %s: %s", c.Model, what, strings.Join(names, ", "))
+}
+
+func (c *Check) verdictLine() string {
+	b := HumanBytes(&c.Budget)
+	switch {
+	case !c.Pass:
+		return "FAIL: " + c.Failure()
+	case len(c.Sites) == 0:
+		return fmt.Sprintf("PASS: no unfused attention site (%d fused op(s)); budget %s", len(c.Fused), b)
+	case c.Unknown > 0:
+		return fmt.Sprintf("PASS: %d site(s) within %s, %d of unknown size (pin symbolic dims with --dim or --shape; --strict fails on them)", len(c.Sites)-c.Unknown, b, c.Unknown)
+	}
+	return fmt.Sprintf("PASS: all %d unfused site(s) within %s", len(c.Sites), b)
+}
+
+func (c *Check) writeText(w io.Writer, aligned bool) error {
+	e := &errWriter{w: w}
+	e.printf("%s: %d unfused attention site(s), %d fused op(s); budget %s per site\n", c.Model, len(c.Sites), len(c.Fused), HumanBytes(&c.Budget))
+	if len(c.Sites) > 0 {
+		t := newTable(e, aligned)
+		t.row("SITE", "SOFTMAX", "B", "H", "Nq", "Nk", "DTYPE", "SCORES", "FUSED", "STATUS")
+		for _, s := range c.Sites {
+			t.row(strconv.Itoa(s.ID), s.Softmax, dimText(s.Shape.Batch), dimText(s.Shape.Heads), dimText(s.Shape.QLen), dimText(s.Shape.KVLen),
+				s.DType, HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes), s.Status)
+		}
+		t.flush()
+	}
+	for _, f := range c.Fused {
+		e.printf("fused: %s.%s %s\n", domainName(f.Domain), f.Op, f.Node)
+	}
+	e.printf("%s\n", c.verdictLine())
+	return e.err
+}
+
+func (c *Check) writeMarkdown(w io.Writer) error {
+	e := &errWriter{w: w}
+	t := mdTable{e}
+	mark := "✅"
+	if !c.Pass {
+		mark = "❌"
+	}
+	e.printf("## attnopt check\n\n`%s`: %d unfused attention site(s), %d fused op(s); budget **%s** per site.\n\n", c.Model, len(c.Sites), len(c.Fused), HumanBytes(&c.Budget))
+	if len(c.Sites) > 0 {
+		t.header("site", "softmax", "B·H·Nq·Nk", "dtype", "scores", "fused", "status")
+		for _, s := range c.Sites {
+			st := s.Status
+			if st == CheckOver {
+				st = "**over**"
+			}
+			t.row(strconv.Itoa(s.ID), mdCode(s.Softmax), fmt.Sprintf("%v·%v·%v·%v", s.Shape.Batch, s.Shape.Heads, s.Shape.QLen, s.Shape.KVLen),
+				s.DType, HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes), st)
+		}
+		e.printf("\n")
+	}
+	for _, f := range c.Fused {
+		e.printf("- fused: `%s.%s` `%s`\n", domainName(f.Domain), f.Op, f.Node)
+	}
+	e.printf("%s %s\n", mark, mdCell(c.verdictLine()))
+	return e.err
+}
+
+func (c *Check) writeHTML(io.Writer) error {
+	return fmt.Errorf("check has no html format: use text, md or json")
+}

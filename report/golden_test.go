@@ -1,0 +1,170 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes"
+	"github.com/attnopt/attnopt/validate"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden/report/")
+
+const goldenDir = "../testdata/golden/report"
+
+// goldenFixtures are compared original → `--target attnopt` rewrite.
+var goldenFixtures = []string{"sagan", "hf_bert"}
+
+// fixtureReports builds, for one fixture, the rewrite report (with the
+// rewrite's actions and a Go-runtime validation) and the diff of the two
+// files as `attnopt diff` sees them. Paths shown are repo-relative or base
+// names, never temporary directories.
+func fixtureReports(t testing.TB, name string) (rewrite, diff *Report) {
+	t.Helper()
+	src := filepath.Join("..", "testdata", "models", name, "model.onnx")
+	shown := "testdata/models/" + name + "/model.onnx"
+	outName := name + ".attnopt.onnx"
+	m, err := graph.Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := TakeSnapshot(shown, m)
+	ctx, err := passes.Rewrite(m, passes.Options{Target: "attnopt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), outName)
+	if _, err := m.Save(out); err != nil {
+		t.Fatal(err)
+	}
+	orig, err := graph.Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rew, err := graph.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := validate.Validate(orig, rew, validate.GoRunner{}, validate.Options{Seed: 1})
+	v.Original, v.Rewritten = shown, outName
+	rewrite = RewriteReport(before, outName, m, ctx, v)
+
+	a, err := graph.Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diff = DiffModels(shown, a, outName, rew)
+	return rewrite, diff
+}
+
+// renderings are the files each report is rendered to.
+var renderings = []struct {
+	suffix string
+	format Format
+	opts   RenderOptions
+}{
+	{".txt", Text, RenderOptions{}},
+	{".aligned.txt", Text, RenderOptions{Aligned: true}},
+	{".md", Markdown, RenderOptions{}},
+	{".json", JSON, RenderOptions{}},
+	{".html", HTML, RenderOptions{}},
+}
+
+func checkGolden(t *testing.T, file string, got []byte) {
+	t.Helper()
+	path := filepath.Join(goldenDir, file)
+	if *update {
+		if err := os.MkdirAll(goldenDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (regenerate with: go test ./report -update)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (regenerate with: go test ./report -update); got:\n%s", path, got)
+	}
+}
+
+func TestGoldenReports(t *testing.T) {
+	for _, name := range goldenFixtures {
+		t.Run(name, func(t *testing.T) {
+			rewrite, diff := fixtureReports(t, name)
+			for _, c := range []struct {
+				kind string
+				rep  *Report
+			}{{"rewrite", rewrite}, {"diff", diff}} {
+				for _, r := range renderings {
+					var buf bytes.Buffer
+					if err := Render(&buf, r.format, c.rep, r.opts); err != nil {
+						t.Fatal(err)
+					}
+					out := buf.Bytes()
+					if strings.Contains(string(out), os.TempDir()) {
+						t.Errorf("%s %s: output names a temporary path", c.kind, r.suffix)
+					}
+					if r.format == JSON {
+						validateAgainst(t, "report.v1.json", out)
+					}
+					checkGolden(t, name+"_"+c.kind+r.suffix, out)
+				}
+			}
+		})
+	}
+}
+
+// The report is deterministic: building and rendering twice gives the same
+// bytes in every format.
+func TestReportsAreDeterministic(t *testing.T) {
+	r1, d1 := fixtureReports(t, "hf_bert")
+	r2, d2 := fixtureReports(t, "hf_bert")
+	for _, r := range renderings {
+		for i, pair := range [][2]*Report{{r1, r2}, {d1, d2}} {
+			var a, b bytes.Buffer
+			Render(&a, r.format, pair[0], r.opts)
+			Render(&b, r.format, pair[1], r.opts)
+			if !bytes.Equal(a.Bytes(), b.Bytes()) {
+				t.Errorf("report %d format %s%s differs between two runs", i, r.format, r.suffix)
+			}
+		}
+	}
+}
+
+func TestDiffOfModelWithItselfReportsNoChange(t *testing.T) {
+	for _, name := range goldenFixtures {
+		src := filepath.Join("..", "testdata", "models", name, "model.onnx")
+		a, err := graph.Load(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := graph.Load(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := DiffModels("a.onnx", a, "b.onnx", b)
+		if r.Changed {
+			t.Errorf("%s: a model compared with itself is reported as changed: %s", name, r.Headline())
+		}
+		if !strings.HasPrefix(r.Headline(), "no change") || r.Inits.Unchanged != len(a.Graph.Inits) || r.Nodes.Unchanged != len(a.Graph.Nodes) {
+			t.Errorf("%s: %s (inits unchanged %d, nodes unchanged %d)", name, r.Headline(), r.Inits.Unchanged, r.Nodes.Unchanged)
+		}
+		for _, s := range r.Sites {
+			if s.Status != SiteUnchanged {
+				t.Errorf("%s: site %d status %s", name, s.ID, s.Status)
+			}
+		}
+		var buf bytes.Buffer
+		Render(&buf, JSON, r, RenderOptions{})
+		validateAgainst(t, "report.v1.json", buf.Bytes())
+	}
+}
