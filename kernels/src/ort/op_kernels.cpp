@@ -254,7 +254,6 @@ void set_api(const OrtApi* a) { g_api = a; }
 
 OrtStatusPtr create_kernel(const OpDef& def, const OrtKernelInfo* info, void** out) {
   auto* k = new Kernel{};
-  k->api = g_api;
   k->kind = def.kind;
   k->cuda = def.cuda;
   OrtStatusPtr st = g_api->KernelInfoGetAttribute_float(info, "scale", &k->scale);

@@ -24,7 +24,6 @@ struct OpDef {
 };
 
 struct Kernel {
-  const OrtApi* api;
   OpKind kind;
   bool cuda;
   bool has_scale;  // FlashAttention: scale absent means 1/sqrt(Dqk)
