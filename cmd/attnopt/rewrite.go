@@ -25,6 +25,7 @@ type rewriteOptions struct {
 	ortLib     string
 	customOps  string
 	pins       pinFlags
+	report     reportFlag
 	out        io.Writer
 	prog       *progress
 }
@@ -54,6 +55,7 @@ func newRewriteCmd(stdout, stderr io.Writer) *cobra.Command {
 	c.Flags().StringVar(&o.ortLib, "ort-lib", "", "path of libonnxruntime for --runtime ort")
 	c.Flags().StringVar(&o.customOps, "custom-ops", "", "path of attnopt's custom-op library for --runtime ort")
 	o.pins.register(c)
+	o.report.register(c)
 	return c
 }
 
@@ -78,6 +80,7 @@ func runRewrite(o *rewriteOptions) error {
 	if err != nil {
 		return err
 	}
+	o.report.snapshot(o.model, m)
 	ctx, err := passes.Rewrite(m, passes.Options{Target: o.target, VerifyEach: o.verifyEach})
 	if err != nil {
 		var me *passes.ModelError
@@ -92,9 +95,9 @@ func runRewrite(o *rewriteOptions) error {
 	}
 	report.WriteRewrite(o.out, report.NewRewrite(o.model, out, ctx, res), o.explain)
 	if !o.validate || ctx.FusedCount() == 0 {
-		return nil
+		return o.report.write(o.out, out, m, ctx, nil)
 	}
-	return validateRewrite(o, out)
+	return o.report.write(o.out, out, m, ctx, validateRewrite(o, out))
 }
 
 // validateRewrite checks the written model against the input, site by site.
@@ -119,6 +122,7 @@ func validateRewrite(o *rewriteOptions, out string) error {
 		Progress: func(done, total int, what string) { o.prog.step(done, total, what) }})
 	o.prog.done()
 	rep.Original, rep.Rewritten = o.model, out
+	o.report.validated(rep)
 	report.WriteValidation(o.out, rep)
 	if !rep.Pass {
 		return &failedError{msg: failureLine(rep)}

@@ -19,6 +19,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.PersistentFlags().Bool("quiet", false, "no progress output")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newInspectCmd(stdout, stderr), newRewriteCmd(stdout, stderr), newValidateCmd(stdout, stderr))
+	root.AddCommand(newDiffCmd(stdout, stderr), newCheckCmd(stdout, stderr))
 	return root
 }
 

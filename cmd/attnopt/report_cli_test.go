@@ -1,0 +1,231 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fixtureCopy copies a testdata fixture into a temporary directory so
+// commands that write beside their input never touch the repository.
+func fixtureCopy(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", name, "model.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), name+".onnx")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// rewritten returns a fixture copy and its `--target attnopt` rewrite.
+func rewritten(t *testing.T, name string) (orig, out string) {
+	t.Helper()
+	orig = fixtureCopy(t, name)
+	out = strings.TrimSuffix(orig, ".onnx") + ".attnopt.onnx"
+	if code, _, stderr := runCLI("rewrite", orig, "-o", out, "--target", "attnopt"); code != 0 {
+		t.Fatalf("rewrite: exit %d: %s", code, stderr)
+	}
+	return orig, out
+}
+
+func TestCheckBudgetBetweenOriginalAndRewrite(t *testing.T) {
+	// SAGAN: the score tensor is 256 KiB, the fused op holds 145 KiB. A
+	// budget between them fails the original and passes the rewrite.
+	orig, out := rewritten(t, "sagan")
+	code, stdout, stderr := runCLI("check", orig, "--memory-budget", "200KiB")
+	if code != 1 {
+		t.Fatalf("original: exit %d, want 1\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "1 site(s) over the 200.0 KiB budget") || !strings.Contains(stderr, "site 0 (/softmax/Softmax) 256.0 KiB") {
+		t.Errorf("stderr does not name the site over budget:\n%s", stderr)
+	}
+	if !strings.Contains(stdout, "/softmax/Softmax\t1\t1\t256\t256\tfloat32\t256.0 KiB\t145.0 KiB\tover") {
+		t.Errorf("stdout (tab-separated off a terminal):\n%s", stdout)
+	}
+	code, stdout, stderr = runCLI("check", out, "--memory-budget", "200KiB")
+	if code != 0 {
+		t.Fatalf("rewrite: exit %d, want 0\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "0 unfused attention site(s), 1 fused op(s)") || !strings.Contains(stdout, "PASS") {
+		t.Errorf("rewrite check output:\n%s", stdout)
+	}
+	// A budget above the scores passes the original too.
+	if code, stdout, _ := runCLI("check", orig, "--memory-budget", "262144"); code != 0 || !strings.Contains(stdout, "PASS: all 1 unfused site(s) within 256.0 KiB") {
+		t.Errorf("budget = scores: exit %d\n%s", code, stdout)
+	}
+}
+
+func TestCheckFormatsAndJSONSchemaFields(t *testing.T) {
+	orig := fixtureCopy(t, "hf_bert")
+	code, stdout, _ := runCLI("check", orig, "--memory-budget", "4KiB", "--format", "json")
+	if code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	}
+	if doc["schema"] != "attnopt.check/v1" || doc["over"] != 2.0 || doc["pass"] != false || doc["budget_bytes"] != 4096.0 {
+		t.Errorf("json: %v", doc)
+	}
+	code, stdout, _ = runCLI("check", orig, "--memory-budget", "1GiB", "--format", "md")
+	if code != 0 || !strings.Contains(stdout, "## attnopt check") || !strings.Contains(stdout, "| 0 | `/model/encoder/layer.0/attention/self/Softmax` |") {
+		t.Errorf("md: exit %d\n%s", code, stdout)
+	}
+}
+
+func TestCheckUsageErrors(t *testing.T) {
+	orig := fixtureCopy(t, "sagan")
+	for _, args := range [][]string{
+		{"check", orig},
+		{"check", orig, "--memory-budget", "lots"},
+		{"check", orig, "--memory-budget", "16XB"},
+		{"check", orig, "--memory-budget", "-1GiB"},
+		{"check", orig, "--memory-budget", "1GiB", "--format", "html"},
+		{"check", filepath.Join(t.TempDir(), "missing.onnx"), "--memory-budget", "1GiB"},
+	} {
+		if code, _, stderr := runCLI(args...); code != 2 || !strings.HasPrefix(stderr, "attnopt: ") {
+			t.Errorf("%v: exit %d, stderr %q", args[1:], code, stderr)
+		}
+	}
+}
+
+func TestCheckSymbolicSizesAreUnknownUnlessStrictOrPinned(t *testing.T) {
+	p := fixtureCopy(t, "hf_bert_dynamic")
+	code, stdout, stderr := runCLI("check", p, "--memory-budget", "1KiB")
+	if code != 0 || !strings.Contains(stdout, "unknown") {
+		t.Fatalf("unpinned: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, _, stderr := runCLI("check", p, "--memory-budget", "1KiB", "--strict"); code != 1 || !strings.Contains(stderr, "unknown size (--strict)") {
+		t.Errorf("--strict: exit %d: %s", code, stderr)
+	}
+	// Pinned, the size is known: 2·4·16·16·4 B = 8 KiB, over 1 KiB.
+	code, stdout, _ = runCLI("check", p, "--memory-budget", "1KiB", "--dim", "batch=2", "--dim", "sequence=16")
+	if code != 1 || !strings.Contains(stdout, "8.0 KiB") {
+		t.Errorf("pinned: exit %d\n%s", code, stdout)
+	}
+}
+
+func TestDiffOfModelWithItself(t *testing.T) {
+	p := fixtureCopy(t, "hf_bert")
+	code, stdout, stderr := runCLI("diff", p, p)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "no change: the models have the same inputs, outputs, opsets, 168 node(s) and 19 initializer(s)") {
+		t.Errorf("diff with itself:\n%s", stdout)
+	}
+	code, stdout, _ = runCLI("diff", p, p, "--format", "json")
+	var doc map[string]any
+	if code != 0 || json.Unmarshal([]byte(stdout), &doc) != nil || doc["changed"] != false || doc["schema"] != "attnopt.report/v1" {
+		t.Errorf("json diff with itself: exit %d\n%.400s", code, stdout)
+	}
+}
+
+func TestDiffOriginalAndRewriteEveryFormat(t *testing.T) {
+	orig, out := rewritten(t, "sagan")
+	dir := t.TempDir()
+	want := map[string]string{
+		"text": "0\t/softmax/Softmax\tMatMul/kt/scale-none/v-channels-first\t1\t1\t256\t256\t8\t64\tfloat32\tnone\tfused\tattnopt.FlashAttention",
+		"md":   "| 0 | `/softmax/Softmax` |",
+		"json": `"status": "fused"`,
+		"html": `<rect class="bar after" data-site="0" data-bytes="148480"`,
+	}
+	for f, w := range want {
+		code, stdout, stderr := runCLI("diff", orig, out, "--format", f)
+		if code != 0 || !strings.Contains(stdout, w) {
+			t.Errorf("--format %s: exit %d %s\n%s", f, code, stderr, stdout)
+		}
+		// -o writes the same bytes to a file, atomically.
+		file := filepath.Join(dir, "report."+map[string]string{"text": "txt"}[f]+f)
+		if f == "text" {
+			file = filepath.Join(dir, "report.txt")
+		}
+		if code, _, stderr := runCLI("diff", orig, out, "-o", file); code != 0 {
+			t.Fatalf("-o %s: exit %d: %s", file, code, stderr)
+		}
+		got, _ := os.ReadFile(file)
+		if f != "text" && string(got) != stdout {
+			t.Errorf("-o %s differs from stdout", file)
+		}
+		if !strings.Contains(string(got), "/softmax/Softmax") || !strings.Contains(string(got), "fused") {
+			t.Errorf("-o %s: %.300s", file, got)
+		}
+	}
+	if code, _, _ := runCLI("diff", orig, out, "--format", "pdf"); code != 2 {
+		t.Errorf("--format pdf: exit %d, want 2", code)
+	}
+	if code, _, _ := runCLI("diff", orig, out, "-o", filepath.Join(dir, "r.pdf")); code != 2 {
+		t.Errorf("-o r.pdf: exit %d, want 2", code)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp") {
+			t.Errorf("temporary file left behind: %s", e.Name())
+		}
+	}
+}
+
+func TestRewriteReportFlag(t *testing.T) {
+	orig := fixtureCopy(t, "sagan")
+	dir := t.TempDir()
+	for _, ext := range []string{"md", "json", "html", "txt"} {
+		rep := filepath.Join(dir, "report."+ext)
+		out := filepath.Join(dir, "out."+ext+".onnx")
+		code, stdout, stderr := runCLI("rewrite", orig, "-o", out, "--validate", "--report", rep)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", ext, code, stderr)
+		}
+		if !strings.Contains(stdout, "report ("+map[string]string{"txt": "text"}[ext]) && !strings.Contains(stdout, "report ("+ext+"): "+rep) {
+			t.Errorf("%s: stdout does not name the report:\n%s", ext, stdout)
+		}
+		data, err := os.ReadFile(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(data)
+		maxAbs := "1.55e-06"
+		if ext == "json" {
+			maxAbs = `"max_abs": 0.00000154972`
+		}
+		for _, w := range []string{"/softmax/Softmax", "fused", maxAbs} {
+			if !strings.Contains(s, w) {
+				t.Errorf("%s report lacks %q:\n%.600s", ext, w, s)
+			}
+		}
+		if ext == "json" {
+			var doc map[string]any
+			if err := json.Unmarshal(data, &doc); err != nil {
+				t.Fatal(err)
+			}
+			v, _ := doc["validation"].(map[string]any)
+			if doc["kind"] != "rewrite" || v == nil || v["verdict"] != "PASS" {
+				t.Errorf("json report: kind %v, validation %v", doc["kind"], doc["validation"])
+			}
+		}
+	}
+	// Unknown extension: usage error before any work, nothing written.
+	out := filepath.Join(dir, "never.onnx")
+	code, _, stderr := runCLI("rewrite", orig, "-o", out, "--report", filepath.Join(dir, "report.pdf"))
+	if code != 2 || !strings.Contains(stderr, `unknown extension ".pdf"`) {
+		t.Errorf("--report report.pdf: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the rewrite ran although --report was bad")
+	}
+	// Without --validate the report has no validation.
+	rep := filepath.Join(dir, "plain.json")
+	if code, _, stderr := runCLI("rewrite", orig, "-o", filepath.Join(dir, "plain.onnx"), "--report", rep); code != 0 {
+		t.Fatal(stderr)
+	}
+	data, _ := os.ReadFile(rep)
+	if !strings.Contains(string(data), `"validation": null`) {
+		t.Errorf("report without --validate:\n%.400s", data)
+	}
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes"
+	"github.com/attnopt/attnopt/report"
+	"github.com/attnopt/attnopt/validate"
+	"github.com/spf13/cobra"
+)
+
+// reportFlag is rewrite's --report FILE: the format comes from the
+// extension (.md, .json, .html, .txt), checked when the flag is parsed so a
+// bad name is a usage error (exit 2) before any work. It snapshots the input
+// before the rewrite changes it, keeps the validation when one runs, and
+// writes the report atomically at the end, also when validation failed, so a
+// pipeline keeps the evidence.
+type reportFlag struct {
+	path   string
+	format report.Format
+	before *report.Snapshot
+	valid  *validate.Report
+}
+
+func (f *reportFlag) String() string { return f.path }
+func (f *reportFlag) Type() string   { return "FILE" }
+
+func (f *reportFlag) Set(s string) error {
+	fm, err := report.FormatForPath(s)
+	if err != nil {
+		return err
+	}
+	f.path, f.format = s, fm
+	return nil
+}
+
+func (f *reportFlag) register(c *cobra.Command) {
+	c.Flags().Var(f, "report", "also write a report of the rewrite (and of --validate) to FILE.{md,json,html,txt}; format from the extension")
+}
+
+// snapshot records the input before the rewrite; cheap (no tensor data).
+func (f *reportFlag) snapshot(path string, m *graph.Model) {
+	if f.path != "" {
+		f.before = report.TakeSnapshot(path, m)
+	}
+}
+
+// validated keeps the validation for the report.
+func (f *reportFlag) validated(rep *validate.Report) { f.valid = rep }
+
+// write renders the report of the finished rewrite and returns err, the
+// outcome of the rewrite and its validation. A report is not written when
+// err is a failure that happened before any validation ran.
+func (f *reportFlag) write(stdout io.Writer, out string, m *graph.Model, c *passes.Context, err error) error {
+	if f.path == "" || f.before == nil || (err != nil && f.valid == nil) {
+		return err
+	}
+	rep := report.RewriteReport(f.before, out, m, c, f.valid)
+	var buf bytes.Buffer
+	if rerr := report.Render(&buf, f.format, rep, report.RenderOptions{Aligned: true}); rerr != nil {
+		return rerr
+	}
+	if werr := graph.WriteFileAtomic(f.path, buf.Bytes()); werr != nil {
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("writing report %s: %w", f.path, werr)
+	}
+	fmt.Fprintf(stdout, "report (%s): %s\n", f.format, f.path)
+	return err
+}
+
+// isTerminal reports whether w is a terminal (text tables are then
+// aligned; in pipes and files they are tab-separated).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// writeOutput renders d to -o (atomically) or to stdout.
+func writeOutput(stdout io.Writer, path string, f report.Format, d report.Document) error {
+	if path == "" {
+		return report.Render(stdout, f, d, report.RenderOptions{Aligned: isTerminal(stdout)})
+	}
+	var buf bytes.Buffer
+	if err := report.Render(&buf, f, d, report.RenderOptions{Aligned: f == report.Text}); err != nil {
+		return err
+	}
+	if err := graph.WriteFileAtomic(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
