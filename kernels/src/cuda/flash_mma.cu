@@ -5,6 +5,7 @@
 // and with scalar loads otherwise, and fragments come from ldmatrix. Head dims
 // are zero-padded to a multiple of 16 inside shared memory only. The softmax
 // is the same online softmax as the CPU core, in base 2.
+#include <cstring>
 #include <type_traits>
 
 #include "cuda/kernels.h"
@@ -30,10 +31,14 @@ template <typename T>
 __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
   if constexpr (std::is_same<T, __half>::value) {
     const __half2 h = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<const uint32_t*>(&h);
+    uint32_t r;
+    memcpy(&r, &h, sizeof(r));  // a bit copy, free of aliasing rules
+    return r;
   } else {
     const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<const uint32_t*>(&h);
+    uint32_t r;
+    memcpy(&r, &h, sizeof(r));
+    return r;
   }
 }
 
