@@ -27,6 +27,7 @@ tr.st-fused td.status,tr.st-approximated td.status{color:#17803d;font-weight:600
 .chg-removed{color:#c0262d}.chg-added{color:#17803d}.chg-changed{color:#8a5a00}
 svg text{font:11px system-ui,sans-serif;fill:#333}svg .grid{stroke:#e3e7ee}svg .bar.before{fill:#d9534f}svg .bar.after{fill:#2e9d5b}
 .scroll{overflow-x:auto}#sites{font-size:12.5px}#sites th,#sites td{padding:4px 5px}#sites td{white-space:nowrap}#sites .variant{color:#5a6577;font-size:11.5px}
+#graph-diff table{width:auto;min-width:60%}
 details{margin:8px 0}summary{cursor:pointer;font-weight:600}.note{color:#5a6577}`
 
 const htmlScript = `document.querySelectorAll("table.sortable").forEach(function(t){
