@@ -18,7 +18,6 @@ namespace {
 constexpr int kThreads = 128;
 constexpr int kBQ = 64;
 constexpr int kBK = 64;
-constexpr float kLog2e = 1.4426950408889634f;
 
 // Device code for sm_80+ only; the emulation (tests/emu) runs it on the CPU.
 #if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800) || defined(ATTNOPT_CUDA_EMULATION)
@@ -72,6 +71,7 @@ __device__ __forceinline__ void load_tile(T* dst, int ld, int cols, const T* src
 template <typename T, int DV_P, bool WINDOW>
 __global__ void __launch_bounds__(kThreads) mma_attention_kernel(KernelArgs a) {
 #ifdef ATTNOPT_SM80
+  constexpr float kLog2e = 1.4426950408889634f;
   constexpr int LDV = DV_P + 8;  // +8 halves: ldmatrix rows hit distinct banks
   constexpr int NDV = DV_P / 8;  // n-blocks of the output
   ATTNOPT_DYNAMIC_SMEM(unsigned char, smem_raw);
