@@ -168,3 +168,67 @@ func TestDiffOfModelWithItselfReportsNoChange(t *testing.T) {
 		validateAgainst(t, "report.v1.json", buf.Bytes())
 	}
 }
+
+// Over every fixture and exact target: the rewrite report and the diff of
+// the two files conform to the schema, and the diff, which knows nothing of
+// the rewrite, finds the same fused node for each site as the rewrite's own
+// actions.
+func TestEveryFixtureReportConformsAndDiffAgreesWithRewrite(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join("..", "testdata", "models", "*", "model.onnx"))
+	if len(dirs) == 0 {
+		t.Fatal("no fixtures")
+	}
+	v := loadSchema(t, "report.v1.json")
+	for _, src := range dirs {
+		name := filepath.Base(filepath.Dir(src))
+		for _, target := range []string{"attnopt", "ort"} {
+			m, err := graph.Load(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := TakeSnapshot(name, m)
+			ctx, err := passes.Rewrite(m, passes.Options{Target: target})
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, target, err)
+			}
+			out := filepath.Join(t.TempDir(), "out.onnx")
+			if _, err := m.Save(out); err != nil {
+				t.Fatal(err)
+			}
+			rep := RewriteReport(before, "out.onnx", m, ctx, nil)
+			a, _ := graph.Load(src)
+			b, err := graph.Load(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			diff := DiffModels(name, a, "out.onnx", b)
+			for _, r := range []*Report{rep, diff} {
+				var buf bytes.Buffer
+				if err := Render(&buf, JSON, r, RenderOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				if errs := v.validate(v.root, decodeJSON(t, buf.Bytes()), "#"); len(errs) > 0 {
+					t.Errorf("%s %s %s: %v", name, target, r.Kind, errs)
+				}
+				for _, f := range []Format{Text, Markdown, HTML} {
+					if err := Render(&bytes.Buffer{}, f, r, RenderOptions{}); err != nil {
+						t.Errorf("%s %s %s %s: %v", name, target, r.Kind, f, err)
+					}
+				}
+			}
+			if len(rep.Sites) != len(diff.Sites) {
+				t.Errorf("%s %s: rewrite has %d sites, diff %d", name, target, len(rep.Sites), len(diff.Sites))
+				continue
+			}
+			for i := range rep.Sites {
+				x, y := rep.Sites[i], diff.Sites[i]
+				if x.Status != y.Status || x.FusedNode != y.FusedNode || x.Op != y.Op {
+					t.Errorf("%s %s site %d: rewrite says %s %s %s, diff says %s %s %s", name, target, x.ID, x.Status, x.Op, x.FusedNode, y.Status, y.Op, y.FusedNode)
+				}
+			}
+			if rep.Changed != (ctx.FusedCount() > 0) || diff.Changed != rep.Changed {
+				t.Errorf("%s %s: changed: rewrite %v, diff %v, fused %d", name, target, rep.Changed, diff.Changed, ctx.FusedCount())
+			}
+		}
+	}
+}

@@ -27,7 +27,9 @@ type Rewrite struct {
 type RewriteSite struct {
 	SiteInfo
 	Fused  bool   `json:"fused"`
+	Op     string `json:"fused_op,omitempty"`
 	Node   string `json:"fused_node,omitempty"`
+	Plan   string `json:"plan,omitempty"` // exact, or the approximation
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -42,7 +44,15 @@ func NewRewrite(in, out string, c *passes.Context, saved graph.SaveResult) *Rewr
 	r := &Rewrite{Input: in, Output: out, Target: c.Target.Name(), Op: c.Target.Op(), Folds: c.LayoutFolds, Removed: c.DeadRemoved,
 		External: ExternalResult{Files: saved.ExternalFiles, Copied: saved.Copied}}
 	for _, a := range c.Actions {
-		r.Sites = append(r.Sites, RewriteSite{SiteInfo: NewSiteInfo(a.Site), Fused: a.Fused, Node: a.Node, Reason: a.Reason})
+		rs := RewriteSite{SiteInfo: NewSiteInfo(a.Site), Fused: a.Fused, Op: a.Op, Node: a.Node, Reason: a.Reason}
+		if a.Plan != nil {
+			rs.Plan = a.Plan.String()
+			if a.Plan.BytesAfter >= 0 && a.Plan.Approximate() {
+				after := a.Plan.BytesAfter
+				rs.FusedBytes = &after
+			}
+		}
+		r.Sites = append(r.Sites, rs)
 		if a.Fused {
 			r.Fused++
 		}
@@ -63,7 +73,7 @@ func WriteRewrite(w io.Writer, r *Rewrite, explain bool) {
 	}
 	for _, s := range r.Sites {
 		if s.Fused {
-			fmt.Fprintf(w, "site %d (%s): fused into %s %s — scores %s → fused %s\n", s.ID, s.Softmax, r.Op, s.Node, HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes))
+			fmt.Fprintf(w, "site %d (%s): fused into %s %s — scores %s → fused %s\n", s.ID, s.Softmax, s.Op, s.Node, HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes))
 		} else {
 			fmt.Fprintf(w, "site %d (%s): left as is: %s\n", s.ID, s.Softmax, s.Reason)
 		}

@@ -20,7 +20,14 @@ func WriteValidation(w io.Writer, r *validate.Report) {
 		}
 		for _, m := range c.Outputs {
 			verdict := "ok"
-			if !m.Pass {
+			switch {
+			case c.Approximate && m.Pass && m.Atol == 0:
+				verdict = "approximate: error measured"
+			case c.Approximate && m.Pass:
+				verdict = fmt.Sprintf("approximate: ok (max error %g)", m.Atol)
+			case c.Approximate:
+				verdict = fmt.Sprintf("FAIL (max error %g)", m.Atol)
+			case !m.Pass:
 				verdict = fmt.Sprintf("FAIL (atol %.g)", m.Atol)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%.3g\t%.3g\t%.3g\t%.6f\t%v\t%d\t%s\n", c.Name, m.Output, m.MaxAbs, m.MaxRel, m.MeanAbs, m.Cosine, m.WorstIndex, m.NaNs, verdict)

@@ -6,7 +6,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/attnopt/attnopt/report"
 )
+
+// conforms fails t when a JSON output does not match its schema.
+func conforms(t *testing.T, schema, data string) {
+	t.Helper()
+	if err := report.ValidateJSON(schema, []byte(data)); err != nil {
+		t.Error(err)
+	}
+}
 
 // fixtureCopy copies a testdata fixture into a temporary directory so
 // commands that write beside their input never touch the repository.
@@ -67,6 +77,7 @@ func TestCheckFormatsAndJSONSchemaFields(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d", code)
 	}
+	conforms(t, "check.v1.json", stdout)
 	var doc map[string]any
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, stdout)
@@ -122,6 +133,7 @@ func TestDiffOfModelWithItself(t *testing.T) {
 		t.Errorf("diff with itself:\n%s", stdout)
 	}
 	code, stdout, _ = runCLI("diff", p, p, "--format", "json")
+	conforms(t, "report.v1.json", stdout)
 	var doc map[string]any
 	if code != 0 || json.Unmarshal([]byte(stdout), &doc) != nil || doc["changed"] != false || doc["schema"] != "attnopt.report/v1" {
 		t.Errorf("json diff with itself: exit %d\n%.400s", code, stdout)
@@ -141,6 +153,9 @@ func TestDiffOriginalAndRewriteEveryFormat(t *testing.T) {
 		code, stdout, stderr := runCLI("diff", orig, out, "--format", f)
 		if code != 0 || !strings.Contains(stdout, w) {
 			t.Errorf("--format %s: exit %d %s\n%s", f, code, stderr, stdout)
+		}
+		if f == "json" {
+			conforms(t, "report.v1.json", stdout)
 		}
 		// -o writes the same bytes to a file, atomically.
 		file := filepath.Join(dir, "report."+map[string]string{"text": "txt"}[f]+f)
@@ -200,6 +215,7 @@ func TestRewriteReportFlag(t *testing.T) {
 			}
 		}
 		if ext == "json" {
+			conforms(t, "report.v1.json", s)
 			var doc map[string]any
 			if err := json.Unmarshal(data, &doc); err != nil {
 				t.Fatal(err)
@@ -225,7 +241,22 @@ func TestRewriteReportFlag(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	data, _ := os.ReadFile(rep)
+	conforms(t, "report.v1.json", string(data))
 	if !strings.Contains(string(data), `"validation": null`) {
 		t.Errorf("report without --validate:\n%.400s", data)
+	}
+}
+
+func TestCheckJSONConformsForSymbolicAndFusedModels(t *testing.T) {
+	_, out := rewritten(t, "hf_bert")
+	for _, args := range [][]string{
+		{"check", fixtureCopy(t, "hf_bert_dynamic"), "--memory-budget", "1GiB", "--format", "json"},
+		{"check", out, "--memory-budget", "1GiB", "--format", "json"},
+	} {
+		code, stdout, stderr := runCLI(args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		conforms(t, "check.v1.json", stdout)
 	}
 }
