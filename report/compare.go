@@ -146,6 +146,7 @@ type SiteReport struct {
 	FusedBytes *int64    `json:"fused_bytes"`
 
 	Status        string          `json:"status"`
+	BSoftmax      string          `json:"b_softmax"`
 	Op            string          `json:"op"`
 	FusedNode     string          `json:"fused_node"`
 	Approximation *string         `json:"approximation"`
@@ -574,8 +575,15 @@ func siteReports(match *passes.Result, actions []passes.Action, bMatch *passes.R
 				sr.Reason = "the softmax is gone from B and no fused node is named for this site"
 			}
 			delete(bSites, sr.Softmax)
+			if sr.Status == SiteUnchanged || sr.Status == SiteLeft {
+				sr.BSoftmax = sr.Softmax
+			}
 			sites = append(sites, sr)
 		}
+	}
+	if act := len(actions); act == 0 {
+		pairRenamed(sites, bMatch, bSites)
+		pairForeignFused(sites, a, b)
 	}
 	if bMatch != nil {
 		for _, s := range bMatch.Sites {
@@ -589,6 +597,86 @@ func siteReports(match *passes.Result, actions []passes.Action, bMatch *passes.R
 		}
 	}
 	return sites, added
+}
+
+// siteKey is what two exports of one attention block share whatever their
+// node names: pattern variant, dtype, mask, shape and scale.
+func siteKey(s *SiteReport) string {
+	return fmt.Sprintf("%s|%s|%s|%v|%v|%v|%v|%v|%v|%v|%.6g", s.Variant, s.DType, s.maskText(), s.Shape.Batch, s.Shape.Heads,
+		s.Shape.KVHeads, s.Shape.QLen, s.Shape.KVLen, s.Shape.HeadDim, s.Shape.VHeadDim, s.Scale)
+}
+
+// pairRenamed pairs sites of A whose Softmax is gone from B with B's
+// still-unclaimed unfused sites of the same structure, in graph order (two
+// exports of one model name their nodes differently).
+func pairRenamed(sites []SiteReport, bMatch *passes.Result, bSites map[string]*passes.Site) {
+	if bMatch == nil {
+		return
+	}
+	var free []SiteReport
+	for _, s := range bMatch.Sites {
+		if bSites[s.Softmax.Label()] != nil {
+			free = append(free, newSiteReport(s))
+		}
+	}
+	for i := range sites {
+		sr := &sites[i]
+		if sr.Status != SiteRemoved {
+			continue
+		}
+		for j := range free {
+			if free[j].Softmax == "" || siteKey(&free[j]) != siteKey(sr) {
+				continue
+			}
+			sr.Status, sr.BytesAfter, sr.BSoftmax = SiteUnchanged, sr.ScoreBytes, free[j].Softmax
+			sr.Reason = "renamed: still unfused in B as " + free[j].Softmax + " (paired by variant, dtype, mask and shape)"
+			delete(bSites, free[j].Softmax)
+			free[j].Softmax = ""
+			break
+		}
+	}
+}
+
+// pairForeignFused attributes fused ops of B that A lacks and that no site
+// claims by name (another tool's fusion, e.g. ONNX Runtime's optimizer) to
+// A's removed sites, in graph order, when their numbers agree; otherwise
+// the sites stay removed.
+func pairForeignFused(sites []SiteReport, a, b *Snapshot) {
+	var removed []int
+	for i, s := range sites {
+		if s.Status == SiteRemoved {
+			removed = append(removed, i)
+		}
+	}
+	if len(removed) == 0 {
+		return
+	}
+	inA := map[string]bool{}
+	for _, f := range a.Fused {
+		inA[f.Node] = true
+	}
+	claimed := map[string]bool{}
+	for _, s := range sites {
+		claimed[s.FusedNode] = true
+	}
+	var free []FusedInfo
+	for _, f := range b.Fused {
+		if !inA[f.Node] && !claimed[f.Node] {
+			free = append(free, f)
+		}
+	}
+	if len(free) != len(removed) {
+		return
+	}
+	for k, i := range removed {
+		sr, f := &sites[i], free[k]
+		sr.Status, sr.FusedNode, sr.Op = SiteFused, f.Node, domainName(f.Domain)+"."+f.Op
+		sr.BytesAfter = sr.FusedBytes
+		if name, ok := approximations[sr.Op]; ok {
+			sr.Status, sr.Approximation = SiteApprox, &name
+		}
+		sr.Reason = "fused op paired by graph order (B names no node for this site); after is the fused footprint estimate"
+	}
 }
 
 // fusedByName finds the fused node this project's rewrite made for site id

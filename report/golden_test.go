@@ -232,3 +232,44 @@ func TestEveryFixtureReportConformsAndDiffAgreesWithRewrite(t *testing.T) {
 		}
 	}
 }
+
+func loadFixture(t *testing.T, name string) *graph.Model {
+	t.Helper()
+	m, err := graph.Load(filepath.Join("..", "testdata", "models", name, "model.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// Two exports of one model name their nodes differently: the sites pair up
+// by structure, still unfused, and none is reported as new.
+func TestDiffOfTwoExportsPairsRenamedSites(t *testing.T) {
+	r := DiffModels("a", loadFixture(t, "hf_bert"), "b", loadFixture(t, "hf_bert_dynamo"))
+	if len(r.Sites) != 2 || len(r.NewSites) != 0 {
+		t.Fatalf("%d sites, %d new", len(r.Sites), len(r.NewSites))
+	}
+	for i, s := range r.Sites {
+		want := []string{"node_softmax", "node_softmax_1"}[i]
+		if s.Status != SiteUnchanged || s.BSoftmax != want || s.BytesAfter == nil || *s.BytesAfter != *s.ScoreBytes {
+			t.Errorf("site %d: %s in B as %q (want unchanged, %q)", i, s.Status, s.BSoftmax, want)
+		}
+	}
+	if !r.Changed {
+		t.Error("two different exports reported as unchanged")
+	}
+}
+
+// A model whose exporter already fused attention (ONNX Attention, opset
+// 23): A's sites are attributed to B's fused ops in graph order.
+func TestDiffAttributesAnotherToolsFusedOps(t *testing.T) {
+	r := DiffModels("a", loadFixture(t, "hf_bert_sdpa"), "b", loadFixture(t, "hf_bert_sdpa_dynamo_op23"))
+	if r.Totals.Fused != 2 || len(r.B.Fused) != 2 {
+		t.Fatalf("fused %d of %d; B has %d fused ops", r.Totals.Fused, r.Totals.Sites, len(r.B.Fused))
+	}
+	for i, s := range r.Sites {
+		if s.Status != SiteFused || s.Op != "ai.onnx.Attention" || s.FusedNode != r.B.Fused[i].Node || !strings.Contains(s.Reason, "graph order") {
+			t.Errorf("site %d: %s %s %s (%s)", i, s.Status, s.Op, s.FusedNode, s.Reason)
+		}
+	}
+}
