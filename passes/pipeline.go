@@ -11,11 +11,13 @@ import (
 type Options struct {
 	Target     string
 	VerifyEach bool // run the graph verifier after every pass
+	Approx     ApproxOptions
 }
 
 // Action says what the rewrite did with one site.
 type Action struct {
 	Site    *Site
+	Plan    *Plan
 	Fused   bool
 	Op      string // the fused op, "domain.Op"
 	Node    string // the fused node's name
@@ -84,50 +86,68 @@ func matchPass(c *Context) error {
 // fusePass replaces every site the target accepts. A site the target cannot
 // take is left as it was, with the reason.
 func fusePass(c *Context) error {
-	g := c.Model.Graph
 	for _, s := range c.Match.Sites {
-		a := Action{Site: s, Op: c.Target.Op()}
+		a := Action{Site: s, Op: c.Target.Op(), Plan: choosePlan(s, c.Opts.Approx)}
+		if a.Plan.Approximate() {
+			if a.Plan.Kind == "window" {
+				a.Op = "attnopt.WindowAttention"
+			}
+			if err := c.fuseWith(s, &a, func(e *emitter) (*graph.Value, error) { return buildApprox(e, c.Target, s, a.Plan) }); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := c.Target.CheckSite(s); err != nil {
 			a.Reason = reasonOf(err)
 			c.Actions = append(c.Actions, a)
 			continue
 		}
-		readers, err := shapeReaders(s)
-		if err != nil {
-			a.Reason = err.Error()
-			c.Actions = append(c.Actions, a)
-			continue
+		if err := c.fuseWith(s, &a, func(e *emitter) (*graph.Value, error) { return c.Target.Build(e, s) }); err != nil {
+			return err
 		}
-		before := len(g.Nodes)
-		e := newEmitter(g, fmt.Sprintf("attnopt/site%d", s.ID))
-		out, err := c.Target.Build(e, s)
-		if err != nil {
-			// Undo the nodes this site added; nothing of the original changed.
-			for _, n := range append([]*graph.Node(nil), g.Nodes[before:]...) {
-				g.RemoveNode(n)
-			}
-			g.RemoveDead()
-			a.Reason = err.Error()
-			c.Actions = append(c.Actions, a)
-			continue
+	}
+	return nil
+}
+
+// fuseWith replaces one site with what build emits, or leaves it untouched
+// with the reason when building fails.
+func (c *Context) fuseWith(s *Site, a *Action, build func(e *emitter) (*graph.Value, error)) error {
+	g := c.Model.Graph
+	readers, err := shapeReaders(s)
+	if err != nil {
+		a.Reason = err.Error()
+		c.Actions = append(c.Actions, *a)
+		return nil
+	}
+	before := len(g.Nodes)
+	e := newEmitter(g, fmt.Sprintf("attnopt/site%d", s.ID))
+	out, err := build(e)
+	if err != nil {
+		// Undo the nodes this site added; nothing of the original changed.
+		for _, n := range append([]*graph.Node(nil), g.Nodes[before:]...) {
+			g.RemoveNode(n)
 		}
-		replaceShapeReaders(e, s, readers)
-		rewireTypeOnly(s, out)
-		g.ReplaceAllUses(s.Output, out)
-		for _, n := range g.Nodes[before:] {
-			if n.Domain != "" || n.OpType == "Attention" {
-				a.Node = n.Name
-			}
-			a.Created = append(a.Created, n.Label())
+		g.RemoveDead()
+		a.Reason = err.Error()
+		c.Actions = append(c.Actions, *a)
+		return nil
+	}
+	replaceShapeReaders(e, s, readers)
+	rewireTypeOnly(s, out)
+	g.ReplaceAllUses(s.Output, out)
+	for _, n := range g.Nodes[before:] {
+		if n.Domain != "" || n.OpType == "Attention" {
+			a.Node = n.Name
 		}
-		a.Fused = true
-		c.Actions = append(c.Actions, a)
-		if c.Opts.VerifyEach {
-			// Verify without reordering, so --verify-each never changes the
-			// output bytes.
-			if err := g.Verify(); err != nil {
-				return fmt.Errorf("site %d: %w", s.ID, err)
-			}
+		a.Created = append(a.Created, n.Label())
+	}
+	a.Fused = true
+	c.Actions = append(c.Actions, *a)
+	if c.Opts.VerifyEach {
+		// Verify without reordering, so --verify-each never changes the
+		// output bytes.
+		if err := g.Verify(); err != nil {
+			return fmt.Errorf("site %d: %w", s.ID, err)
 		}
 	}
 	return nil
@@ -146,15 +166,18 @@ func deadCodePass(c *Context) error {
 	return nil
 }
 
-// opsetPass imports the fused op's domain when a site was fused.
+// opsetPass imports the domains of the ops the fused sites use.
 func opsetPass(c *Context) error {
 	for _, a := range c.Actions {
-		if a.Fused {
-			imp := c.Target.Import()
-			if c.Model.Opset(imp.Domain) < imp.Version {
-				c.Model.SetOpset(imp.Domain, imp.Version)
-			}
-			return nil
+		if !a.Fused {
+			continue
+		}
+		imp := c.Target.Import()
+		if a.Plan != nil && a.Plan.Kind == "window" {
+			imp = graph.Opset{Domain: "attnopt", Version: 1}
+		}
+		if c.Model.Opset(imp.Domain) < imp.Version {
+			c.Model.SetOpset(imp.Domain, imp.Version)
 		}
 	}
 	return nil

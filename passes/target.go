@@ -21,6 +21,9 @@ type Target interface {
 	// Build emits the replacement and returns the value that stands for the
 	// site's output.
 	Build(e *emitter, s *Site) (*graph.Value, error)
+	// Attend is unmasked attention over given operands (…, N, D) of rank 3
+	// or 4, at the site's scale: the exact core of the pooling plans.
+	Attend(e *emitter, s *Site, q, k, v *graph.Value) *graph.Value
 	// Import is the opset import the fused op needs.
 	Import() graph.Opset
 }

@@ -63,3 +63,8 @@ func inferFlash(g *graph.Graph, n *graph.Node) {
 	out[len(out)-1] = v.Type.Shape[len(v.Type.Shape)-1]
 	n.Output(0).SetType(graph.TensorOf(q.Type.DType, out))
 }
+
+func (attnoptTarget) Attend(e *emitter, s *Site, q, k, v *graph.Value) *graph.Value {
+	return e.op("FlashAttention", "attnopt", []*graph.Value{q, k, v},
+		graph.FloatAttr("scale", float32(s.Scale)), graph.IntAttr("causal", 0))
+}

@@ -101,3 +101,11 @@ func fullQueryAxis(e *emitter, mask, q4 *graph.Value) *graph.Value {
 	target := e.op("Concat", "", []*graph.Value{lead, nq, nk}, graph.IntAttr("axis", 0))
 	return e.op("Expand", "", []*graph.Value{mask, target})
 }
+
+func (onnxTarget) Attend(e *emitter, s *Site, q, k, v *graph.Value) *graph.Value {
+	if q.Type.Rank() == 3 {
+		out := e.op("Attention", "", []*graph.Value{e.unsqueeze(q, 1), e.unsqueeze(k, 1), e.unsqueeze(v, 1)}, graph.FloatAttr("scale", float32(s.Scale)))
+		return e.squeeze(out, 1)
+	}
+	return e.op("Attention", "", []*graph.Value{q, k, v}, graph.FloatAttr("scale", float32(s.Scale)))
+}

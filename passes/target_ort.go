@@ -112,3 +112,17 @@ func fullQueryKeyAxes(e *emitter, bias, q3, k3 *graph.Value) *graph.Value {
 	target := e.op("Concat", "", []*graph.Value{lead, s, l}, graph.IntAttr("axis", 0))
 	return e.op("Expand", "", []*graph.Value{bias, target})
 }
+
+func (ortTarget) Attend(e *emitter, s *Site, q, k, v *graph.Value) *graph.Value {
+	heads := int64(1)
+	if q.Type.Rank() == 4 {
+		heads, _ = s.Heads.Value()
+		q, k, v = to3D(e, q), to3D(e, k), to3D(e, v)
+	}
+	out := e.op("MultiHeadAttention", "com.microsoft", []*graph.Value{q, k, v},
+		graph.IntAttr("num_heads", heads), graph.FloatAttr("scale", float32(s.Scale)))
+	if heads > 1 || s.Rank == 4 {
+		out = e.transpose(e.reshape(out, 0, 0, heads, -1), 0, 2, 1, 3)
+	}
+	return out
+}

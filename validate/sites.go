@@ -3,6 +3,7 @@ package validate
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/passes"
@@ -28,8 +29,13 @@ func validateSites(orig, rew *graph.Model, r Runner, opts Options) []Check {
 			continue
 		}
 		// Symbolic sites run at the pinned or default dims, which are small.
+		approx, grid := approxOf(rew, s.ID)
 		if sb, ok := s.ScoreBytes(); ok && sb > opts.MaxScoreBytes {
-			checks = append(checks, reducedSiteCheck(name, id, s, orig, rew, r, opts))
+			c := reducedSiteCheck(name, id, s, orig, rew, approx, grid, r, opts)
+			if approx != nil {
+				approxVerdict(&c, opts)
+			}
+			checks = append(checks, c)
 			continue
 		}
 		a, err := graph.Extract(orig, []string{at.Name}, frontier(orig, rew))
@@ -42,6 +48,9 @@ func validateSites(orig, rew *graph.Model, r Runner, opts Options) []Check {
 		}
 		if err != nil {
 			c.Error = err.Error()
+		}
+		if approx != nil {
+			approxVerdict(&c, opts)
 		}
 		checks = append(checks, c)
 	}
@@ -115,7 +124,7 @@ func frontier(self, other *graph.Model) func(v *graph.Value) bool {
 
 // reducedSiteCheck rebuilds the site alone with its sequence lengths cut so
 // the original fits, rewrites that with the same target, and compares.
-func reducedSiteCheck(name string, id int, s *passes.Site, orig, rew *graph.Model, r Runner, opts Options) Check {
+func reducedSiteCheck(name string, id int, s *passes.Site, orig, rew *graph.Model, approx *passes.ApproxOptions, grid []int64, r Runner, opts Options) Check {
 	c := Check{Name: name, SiteID: &id}
 	target := fusedTarget(rew)
 	if target == "" {
@@ -138,6 +147,28 @@ func reducedSiteCheck(name string, id int, s *passes.Site, orig, rew *graph.Mode
 	n := int64(math.Sqrt(float64(opts.MaxScoreBytes) / float64(max(bh*e, 1))))
 	n = max(min(n, 4096), 16)
 	nq, nk := s.QLen, s.KVLen
+	ropts := passes.Options{Target: target}
+	if approx != nil && grid != nil {
+		// Keep the grid's structure: whole windows or pool blocks.
+		// An approximation's error depends on how many windows or blocks
+		// the grid holds, so allow up to 8192 cells (1 GiB of fp32 scores
+		// for four heads) before cutting further.
+		g := reduceGrid(grid, approx, max(n, 8192))
+		a := *approx
+		a.Grid = g
+		if a.Window != nil {
+			a.Window = append([]int64(nil), a.Window...)
+			a.Shift = append([]int64(nil), a.Shift...)
+			for i := range g {
+				a.Window[i] = min(a.Window[i], g[i])
+				if i < len(a.Shift) {
+					a.Shift[i] %= g[i]
+				}
+			}
+		}
+		ropts.Approx = a
+		n = prodOf(g)
+	}
 	small, note, err := shrink(full, nq, nk, n)
 	if err != nil {
 		c.Error = err.Error()
@@ -148,7 +179,7 @@ func reducedSiteCheck(name string, id int, s *passes.Site, orig, rew *graph.Mode
 		c.Error = err.Error()
 		return c
 	}
-	if _, err := passes.Rewrite(fused, passes.Options{Target: target}); err != nil {
+	if _, err := passes.Rewrite(fused, ropts); err != nil {
 		c.Error = err.Error()
 		return c
 	}
@@ -156,6 +187,9 @@ func reducedSiteCheck(name string, id int, s *passes.Site, orig, rew *graph.Mode
 	c.SiteID = &id
 	sb, _ := s.ScoreBytes()
 	c.Reduced = fmt.Sprintf("%s (the full site needs %s of scores)", note, human(sb))
+	if ropts.Approx.Grid != nil {
+		c.Reduced += fmt.Sprintf("; grid reduced to %s with the same windows/strides", dimsText(ropts.Approx.Grid))
+	}
 	return c
 }
 
@@ -176,4 +210,12 @@ func human(b int64) string {
 		i++
 	}
 	return fmt.Sprintf("%.1f %s", v, units[i])
+}
+
+func dimsText(ds []int64) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = fmt.Sprint(d)
+	}
+	return strings.Join(parts, "x")
 }

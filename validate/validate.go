@@ -18,7 +18,10 @@ type Options struct {
 	// MaxScoreBytes is the largest score tensor a site is run with at full
 	// size; larger sites run at reduced lengths (default 256 MiB).
 	MaxScoreBytes int64
-	Progress      func(done, total int, what string)
+	// MaxError bounds the max abs error of approximate sites (windowed or
+	// pooled); 0 reports their error without a verdict.
+	MaxError float64
+	Progress func(done, total int, what string)
 }
 
 // Check is the comparison of one site (or of the whole model).
@@ -27,7 +30,10 @@ type Check struct {
 	SiteID  *int      `json:"site,omitempty"`
 	Reduced string    `json:"reduced,omitempty"` // what was reduced and why
 	Outputs []Metrics `json:"outputs"`
-	Pass    bool      `json:"pass"`
+	// Approximate marks a windowed or pooled site: its error is the
+	// approximation's, judged by --max-error rather than the tolerances.
+	Approximate bool `json:"approximate,omitempty"`
+	Pass        bool `json:"pass"`
 	Error   string    `json:"error,omitempty"`
 }
 

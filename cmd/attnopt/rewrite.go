@@ -26,6 +26,7 @@ type rewriteOptions struct {
 	customOps  string
 	pins       pinFlags
 	report     reportFlag
+	approx     approxFlags
 	out        io.Writer
 	prog       *progress
 }
@@ -56,6 +57,7 @@ func newRewriteCmd(stdout, stderr io.Writer) *cobra.Command {
 	c.Flags().StringVar(&o.customOps, "custom-ops", "", "path of attnopt's custom-op library for --runtime ort")
 	o.pins.register(c)
 	o.report.register(c)
+	o.approx.register(c)
 	return c
 }
 
@@ -81,7 +83,21 @@ func runRewrite(o *rewriteOptions) error {
 		return err
 	}
 	o.report.snapshot(o.model, m)
-	ctx, err := passes.Rewrite(m, passes.Options{Target: o.target, VerifyEach: o.verifyEach})
+	approx, err := o.approx.options()
+	if err != nil {
+		return err
+	}
+	if o.approx.maxError > 0 {
+		pins, _ := o.pins.pins()
+		var notes []string
+		if approx, notes, err = backOff(o, approx, pins); err != nil {
+			return err
+		}
+		for _, n := range notes {
+			fmt.Fprintln(o.out, n)
+		}
+	}
+	ctx, err := passes.Rewrite(m, passes.Options{Target: o.target, VerifyEach: o.verifyEach, Approx: approx})
 	if err != nil {
 		var me *passes.ModelError
 		if errors.As(err, &me) {
@@ -94,7 +110,10 @@ func runRewrite(o *rewriteOptions) error {
 		return fmt.Errorf("writing %s: %w", out, err)
 	}
 	report.WriteRewrite(o.out, report.NewRewrite(o.model, out, ctx, res), o.explain)
-	if !o.validate || ctx.FusedCount() == 0 {
+	writePlans(o.out, ctx, approx.MemoryBudget > 0)
+	// Approximate sites are always validated: their error is part of the result.
+	// and so is every site of a budgeted rewrite (the plan's measured error).
+	if (!o.validate && !hasApprox(ctx) && approx.MemoryBudget == 0) || ctx.FusedCount() == 0 {
 		return o.report.write(o.out, out, m, ctx, nil)
 	}
 	return o.report.write(o.out, out, m, ctx, validateRewrite(o, out))
@@ -118,7 +137,7 @@ func validateRewrite(o *rewriteOptions, out string) error {
 		return err
 	}
 	pins, _ := o.pins.pins()
-	rep := validate.Validate(orig, rew, runner, validate.Options{Seed: 1, Dims: pins.Dims,
+	rep := validate.Validate(orig, rew, runner, validate.Options{Seed: 1, Dims: pins.Dims, MaxError: o.approx.maxError,
 		Progress: func(done, total int, what string) { o.prog.step(done, total, what) }})
 	o.prog.done()
 	rep.Original, rep.Rewritten = o.model, out

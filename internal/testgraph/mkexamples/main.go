@@ -20,6 +20,11 @@ func main() {
 		"sdpa_mask_h16_d4.onnx": testgraph.SDPABoolMask(17, graph.Float16, 1, 16, 256, 4),
 		// BERT-style block with dynamic batch and sequence.
 		"bert_block_dynamic.onnx": testgraph.HFSelfAttention(17, "batch", "seq", 64, 4),
+		// The three cases of DESIGN.md §1 at their real sizes (weights are
+		// small; only the token counts are large).
+		"seed_cpa3d_128.onnx":       testgraph.CPA3D(17, 128, 128, 128, 128, 4),
+		"seed_sagan_256.onnx":       testgraph.SAGAN(17, 64, 256, 256),
+		"seed_sdpa_mask_h16d4.onnx": testgraph.SDPABoolMask(17, graph.Float16, 1, 16, 10000, 4),
 	}
 	for name, b := range models {
 		if err := graph.WriteFileAtomic(filepath.Join(dir, name), b.Bytes()); err != nil {

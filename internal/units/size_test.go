@@ -1,0 +1,20 @@
+package units
+
+import "testing"
+
+func TestParseSize(t *testing.T) {
+	cases := map[string]int64{"16GiB": 16 << 30, "512MiB": 512 << 20, "1.5GB": 1500000000, "1000000": 1000000, "4G": 4 << 30, "64 KiB": 64 << 10}
+	for in, want := range cases {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("%s = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "GiB", "-1GiB", "lots", "1e400"} {
+		if _, err := ParseSize(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	if d, err := ParseDims("8x4x2"); err != nil || len(d) != 3 || d[0] != 8 || d[2] != 2 {
+		t.Errorf("ParseDims: %v %v", d, err)
+	}
+}
