@@ -70,7 +70,6 @@ func prodOf(ds []int64) int64 {
 	return p
 }
 
-
 // approxVerdict applies --max-error to an approximate site: its error is
 // measured and reported; it fails only above the given bound.
 func approxVerdict(c *Check, opts Options) {

@@ -32,9 +32,9 @@ type Check struct {
 	Outputs []Metrics `json:"outputs"`
 	// Approximate marks a windowed or pooled site: its error is the
 	// approximation's, judged by --max-error rather than the tolerances.
-	Approximate bool `json:"approximate,omitempty"`
-	Pass        bool `json:"pass"`
-	Error   string    `json:"error,omitempty"`
+	Approximate bool   `json:"approximate,omitempty"`
+	Pass        bool   `json:"pass"`
+	Error       string `json:"error,omitempty"`
 }
 
 // Report is the result of validating a rewrite.
