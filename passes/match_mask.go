@@ -52,6 +52,10 @@ func (m *matcher) peelAddMask(n *graph.Node, s *Site) (*graph.Value, *Reject) {
 			return x, nil
 		}
 	}
+	if isZeroTensor(bias) {
+		// diffusers' baddbmm(empty, q, kᵀ, beta=0) adds a zero tensor.
+		return x, nil
+	}
 	if bias.Type.Ranked && x.Type.Ranked && len(bias.Type.Shape) > len(x.Type.Shape) {
 		return nil, reject(bias.Name, "bias %q has rank %d, more than the scores' %d", bias.Name, len(bias.Type.Shape), len(x.Type.Shape))
 	}
@@ -210,4 +214,48 @@ func isCausalTril(cond *graph.Value) bool {
 		return false
 	}
 	return rowEnd.d.Equal(colEnd.d) || (rowEnd.v == colEnd.v && rowEnd.idx == colEnd.idx)
+}
+
+// isZeroTensor recognises a bias that is provably all zeros: a zero constant,
+// ConstantOfShape with fill 0, or a product with a zero scalar of one of
+// those.
+func isZeroTensor(v *graph.Value) bool {
+	if f, ok := v.Floats(); ok {
+		for _, x := range f {
+			if x != 0 {
+				return false
+			}
+		}
+		return len(f) > 0
+	}
+	p := v.Producer()
+	switch {
+	case p == nil:
+		return false
+	case p.Is("ConstantOfShape"):
+		a := p.Attr("value")
+		if a == nil || a.T == nil {
+			return true // the default fill is 0
+		}
+		f, err := a.T.Float64s()
+		return err == nil && len(f) == 1 && f[0] == 0
+	case p.Is("Mul"):
+		for i, in := range p.Inputs {
+			if z, ok := in.Scalar(); ok && z == 0 && isZeroOrFinite(p.Input(1-i)) {
+				return true
+			}
+		}
+	case p.Is("Cast"):
+		return isZeroTensor(p.Input(0))
+	}
+	return false
+}
+
+// isZeroOrFinite accepts the other factor of x·0 only when it cannot hold
+// NaN or Inf: a constant fill.
+func isZeroOrFinite(v *graph.Value) bool {
+	if p := v.Producer(); p != nil && p.Is("ConstantOfShape") {
+		return true
+	}
+	return isZeroTensor(v)
 }

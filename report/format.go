@@ -68,7 +68,7 @@ func (r *Inspect) writeText(w io.Writer, explain bool) error {
 	fmt.Fprintln(w)
 	if len(r.Sites) > 0 {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "SITE\tSOFTMAX\tB\tH\tNq\tNk\tDqk\tDv\tDTYPE\tMASK\tSCALE\tSCORES\tFUSED")
+		fmt.Fprintln(tw, "SITE\tSOFTMAX\tB\tH\tNq\tNk\tDqk\tDv\tDTYPE\tMASK\tSCALE\tGRID\tSCORES\tFUSED")
 		for _, s := range r.Sites {
 			mask := s.Mask
 			switch {
@@ -77,9 +77,9 @@ func (r *Inspect) writeText(w io.Writer, explain bool) error {
 			case s.Causal:
 				mask += "+causal"
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.4g\t%s\t%s\n", s.ID, s.Softmax,
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.4g\t%s\t%s\t%s\n", s.ID, s.Softmax,
 				s.Dims.Batch, s.Dims.Heads, s.Dims.QLen, s.Dims.KVLen, s.Dims.HeadDim, s.Dims.VHeadDim,
-				s.DType, mask, s.Scale, HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes))
+				s.DType, mask, s.Scale, gridText(s), HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes))
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "total: scores %s, fused %s\n", HumanBytes(r.Totals.ScoreBytes), HumanBytes(r.Totals.FusedBytes))
@@ -89,7 +89,15 @@ func (r *Inspect) writeText(w io.Writer, explain bool) error {
 		if dom == "" {
 			dom = "ai.onnx"
 		}
-		fmt.Fprintf(w, "already fused: %s.%s %s\n", dom, f.Op, f.Node)
+		fmt.Fprintf(w, "already fused: %s.%s %s", dom, f.Op, f.Node)
+		if f.FusedBytes != nil {
+			fmt.Fprintf(w, " (Nq %s, Nk %s", ptrText(f.QLen), ptrText(f.KVLen))
+			if f.Window != nil {
+				fmt.Fprintf(w, ", window %v", f.Window)
+			}
+			fmt.Fprintf(w, "; fused %s, scores equivalent %s)", HumanBytes(f.FusedBytes), HumanBytes(f.ScoreBytes))
+		}
+		fmt.Fprintln(w)
 	}
 	if len(r.Sites) == 0 && len(r.Fused) == 0 {
 		fmt.Fprintln(w, "nothing to do: no MatMul→Softmax→MatMul attention found")
@@ -103,4 +111,26 @@ func (r *Inspect) writeText(w io.Writer, explain bool) error {
 		}
 	}
 	return nil
+}
+
+func gridText(s SiteInfo) string {
+	if s.Grid == nil {
+		return "-"
+	}
+	parts := make([]string, len(s.Grid))
+	for i, d := range s.Grid {
+		parts[i] = strconv.FormatInt(d, 10)
+	}
+	t := strings.Join(parts, "x")
+	if !s.GridProven {
+		t += "?"
+	}
+	return t
+}
+
+func ptrText(p *int64) string {
+	if p == nil {
+		return "?"
+	}
+	return strconv.FormatInt(*p, 10)
 }

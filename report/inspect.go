@@ -42,6 +42,9 @@ type SiteInfo struct {
 	Scale      float64  `json:"scale"`
 	ScoreBytes *int64   `json:"score_bytes"`
 	FusedBytes *int64   `json:"fused_bytes"`
+	Grid       []int64  `json:"grid"`        // token grid, null for sequences
+	TokenOrder string   `json:"token_order"` // channels_last or channels_first
+	GridProven bool     `json:"grid_proven"`
 }
 
 // Dims gives every dim as text, symbolic ones included ("batch", "2*seq").
@@ -55,6 +58,15 @@ type FusedInfo struct {
 	Domain string `json:"domain"`
 	Node   string `json:"node"`
 	Output string `json:"output"`
+	// Sizes and memory, filled by inspect for attnopt's own ops.
+	Heads      *int64  `json:"heads,omitempty"`
+	QLen       *int64  `json:"q_len,omitempty"`
+	KVLen      *int64  `json:"kv_len,omitempty"`
+	HeadDim    *int64  `json:"head_dim,omitempty"`
+	VHeadDim   *int64  `json:"v_head_dim,omitempty"`
+	Window     []int64 `json:"window,omitempty"`
+	ScoreBytes *int64  `json:"score_bytes,omitempty"`
+	FusedBytes *int64  `json:"fused_bytes,omitempty"`
 }
 
 // Totals sums the sites' memory; null when any site's size is unknown.
@@ -116,6 +128,11 @@ func NewInspect(path string, m *graph.Model, res *passes.Result) *Inspect {
 		if o := n.Output(0); o != nil {
 			fi.Output = o.Name
 		}
+		if d := passes.DescribeFused(n); d != nil {
+			fi.Heads, fi.QLen, fi.KVLen = dimPtr(d.Heads), dimPtr(d.QLen), dimPtr(d.KVLen)
+			fi.HeadDim, fi.VHeadDim, fi.Window = dimPtr(d.HeadDim), dimPtr(d.VHeadDim), d.Window
+			fi.ScoreBytes, fi.FusedBytes = bytesPtr(d.ScoreBytes, d.ScoreBytes >= 0), bytesPtr(d.FusedBytes, d.FusedBytes >= 0)
+		}
 		r.Fused = append(r.Fused, fi)
 	}
 	for _, rej := range res.Rejected {
@@ -150,5 +167,8 @@ func NewSiteInfo(s *passes.Site) SiteInfo {
 	}
 	si.ScoreBytes = bytesPtr(s.ScoreBytes())
 	si.FusedBytes = bytesPtr(s.FusedBytes())
+	if g := passes.RecoverGrid(s); g != nil {
+		si.Grid, si.TokenOrder, si.GridProven = g.Dims, g.Order, g.Proven
+	}
 	return si
 }
