@@ -140,7 +140,7 @@ type SiteReport struct {
 	Mask       string    `json:"mask"`
 	MaskShape  []any     `json:"mask_shape"`
 	Causal     bool      `json:"causal"`
-	Scale      float64   `json:"scale"`
+	Scale      *float64  `json:"scale"` // null if not finite
 	Shape      SiteShape `json:"shape"`
 	ScoreBytes *int64    `json:"score_bytes"`
 	FusedBytes *int64    `json:"fused_bytes"`
@@ -179,14 +179,15 @@ func newSiteReport(s *passes.Site) SiteReport {
 	si := NewSiteInfo(s)
 	return SiteReport{ID: si.ID, Softmax: si.Softmax, Variant: si.Variant, Nodes: nonNil(si.Nodes),
 		Q: si.Q, K: si.K, V: si.V, Output: si.Output, DType: si.DType, Mask: si.Mask, MaskShape: si.MaskShape,
-		Causal: si.Causal, Scale: si.Scale, ScoreBytes: si.ScoreBytes, FusedBytes: si.FusedBytes,
+		Causal: si.Causal, Scale: finite(si.Scale), ScoreBytes: si.ScoreBytes, FusedBytes: si.FusedBytes,
 		Shape: SiteShape{dimAny(s.Batch), dimAny(s.Heads), dimAny(s.KVHeads), dimAny(s.QLen), dimAny(s.KVLen), dimAny(s.HeadDim), dimAny(s.VHeadDim)}}
 }
 
 // SiteTotals sums the sites' memory; a sum is null when any term is unknown.
 type SiteTotals struct {
 	Sites       int    `json:"sites"`
-	Fused       int    `json:"fused"`
+	Fused       int    `json:"fused"`        // approximated sites included
+	Approximate int    `json:"approximated"` // of which approximated
 	BytesBefore *int64 `json:"bytes_before"`
 	BytesAfter  *int64 `json:"bytes_after"`
 }
@@ -214,7 +215,10 @@ type SiteValidation struct {
 	Name    string          `json:"name"`
 	Site    *int            `json:"site"`
 	Pass    bool            `json:"pass"`
-	Verdict string          `json:"verdict"` // ok, FAIL or ERROR
+	Verdict string          `json:"verdict"` // ok, approximate, FAIL or ERROR
+	// Approximate marks a windowed or pooled site: its metrics measure the
+	// approximation's error, judged by --max-error, not the tolerances.
+	Approximate bool `json:"approximate"`
 	Reduced string          `json:"reduced"`
 	Error   string          `json:"error"`
 	Outputs []OutputMetrics `json:"outputs"`
@@ -525,9 +529,6 @@ func sameContent(x, y *graph.Tensor, budget *int64) (same, compared bool) {
 	return bytes.Equal(rx, ry), true
 }
 
-// approximations maps fused ops that change the result to their name.
-var approximations = map[string]string{"attnopt.WindowAttention": "window"}
-
 func siteReports(match *passes.Result, actions []passes.Action, bMatch *passes.Result, a, b *Snapshot) (sites, added []SiteReport) {
 	sites, added = []SiteReport{}, []SiteReport{}
 	bNodes := map[string]bool{}
@@ -559,8 +560,22 @@ func siteReports(match *passes.Result, actions []passes.Action, bMatch *passes.R
 			case fusedNode != "" || (act != nil && act.Fused):
 				sr.Status, sr.Op, sr.FusedNode = SiteFused, fusedOp, fusedNode
 				sr.BytesAfter = sr.FusedBytes
-				if name, ok := approximations[fusedOp]; ok {
+				if act != nil && act.Plan != nil {
+					if act.Plan.Approximate() {
+						name := act.Plan.String()
+						sr.Status, sr.Approximation = SiteApprox, &name
+					}
+					if act.Plan.BytesAfter >= 0 {
+						after := act.Plan.BytesAfter
+						sr.BytesAfter = &after
+					}
+				} else if name := approximationByName(b, s.ID); name != "" {
 					sr.Status, sr.Approximation = SiteApprox, &name
+					if name == "pool" {
+						// The pooled op holds less than the exact one; its
+						// footprint is not derived here.
+						sr.BytesAfter = nil
+					}
 				}
 			case act != nil:
 				sr.Status, sr.Reason, sr.BytesAfter = SiteLeft, act.Reason, sr.ScoreBytes
@@ -602,8 +617,8 @@ func siteReports(match *passes.Result, actions []passes.Action, bMatch *passes.R
 // siteKey is what two exports of one attention block share whatever their
 // node names: pattern variant, dtype, mask, shape and scale.
 func siteKey(s *SiteReport) string {
-	return fmt.Sprintf("%s|%s|%s|%v|%v|%v|%v|%v|%v|%v|%.6g", s.Variant, s.DType, s.maskText(), s.Shape.Batch, s.Shape.Heads,
-		s.Shape.KVHeads, s.Shape.QLen, s.Shape.KVLen, s.Shape.HeadDim, s.Shape.VHeadDim, s.Scale)
+	return fmt.Sprintf("%s|%s|%s|%v|%v|%v|%v|%v|%v|%v|%s", s.Variant, s.DType, s.maskText(), s.Shape.Batch, s.Shape.Heads,
+		s.Shape.KVHeads, s.Shape.QLen, s.Shape.KVLen, s.Shape.HeadDim, s.Shape.VHeadDim, num(s.Scale, "%.6g"))
 }
 
 // pairRenamed pairs sites of A whose Softmax is gone from B with B's
@@ -672,9 +687,6 @@ func pairForeignFused(sites []SiteReport, a, b *Snapshot) {
 		sr, f := &sites[i], free[k]
 		sr.Status, sr.FusedNode, sr.Op = SiteFused, f.Node, domainName(f.Domain)+"."+f.Op
 		sr.BytesAfter = sr.FusedBytes
-		if name, ok := approximations[sr.Op]; ok {
-			sr.Status, sr.Approximation = SiteApprox, &name
-		}
 		sr.Reason = "fused op paired by graph order (B names no node for this site); after is the fused footprint estimate"
 	}
 }
@@ -691,6 +703,27 @@ func fusedByName(b *Snapshot, id int) (node, op string) {
 	return "", ""
 }
 
+// approximationByName says which approximation the rewrite of site id
+// emitted, from the nodes it named attnopt/site<id>/…: a WindowAttention is
+// "window", an AveragePool of the keys and values "pool" (DESIGN.md §5);
+// "" for an exact fusion.
+func approximationByName(b *Snapshot, id int) string {
+	prefix := fmt.Sprintf("attnopt/site%d/", id)
+	kind := ""
+	for _, n := range b.Nodes {
+		if !strings.HasPrefix(n.Name, prefix) {
+			continue
+		}
+		switch {
+		case n.Domain == "attnopt" && n.Op == "WindowAttention":
+			return "window"
+		case n.Domain == "" && n.Op == "AveragePool":
+			kind = "pool"
+		}
+	}
+	return kind
+}
+
 func siteTotals(sites, added []SiteReport) SiteTotals {
 	t := SiteTotals{Sites: len(sites)}
 	var before, after int64
@@ -698,6 +731,9 @@ func siteTotals(sites, added []SiteReport) SiteTotals {
 	for _, s := range sites {
 		if s.Status == SiteFused || s.Status == SiteApprox {
 			t.Fused++
+		}
+		if s.Status == SiteApprox {
+			t.Approximate++
 		}
 		if s.BytesBefore == nil {
 			kb = false
@@ -739,10 +775,12 @@ func validationInfo(v *validate.Report) *ValidationInfo {
 		vi.Verdict = "PASS"
 	}
 	for _, c := range v.Checks {
-		sv := SiteValidation{Name: c.Name, Site: c.SiteID, Pass: c.Pass, Reduced: c.Reduced, Error: c.Error, Outputs: []OutputMetrics{}}
+		sv := SiteValidation{Name: c.Name, Site: c.SiteID, Pass: c.Pass, Reduced: c.Reduced, Error: c.Error, Approximate: c.Approximate, Outputs: []OutputMetrics{}}
 		switch {
 		case c.Error != "":
 			sv.Verdict = "ERROR"
+		case c.Pass && c.Approximate:
+			sv.Verdict = "approximate"
 		case c.Pass:
 			sv.Verdict = "ok"
 		default:

@@ -26,6 +26,11 @@ var goldenFixtures = []string{"sagan", "hf_bert"}
 // names, never temporary directories.
 func fixtureReports(t testing.TB, name string) (rewrite, diff *Report) {
 	t.Helper()
+	return fixtureReportsWith(t, name, passes.Options{Target: "attnopt"})
+}
+
+func fixtureReportsWith(t testing.TB, name string, opts passes.Options) (rewrite, diff *Report) {
+	t.Helper()
 	src := filepath.Join("..", "testdata", "models", name, "model.onnx")
 	shown := "testdata/models/" + name + "/model.onnx"
 	outName := name + ".attnopt.onnx"
@@ -34,7 +39,7 @@ func fixtureReports(t testing.TB, name string) (rewrite, diff *Report) {
 		t.Fatal(err)
 	}
 	before := TakeSnapshot(shown, m)
-	ctx, err := passes.Rewrite(m, passes.Options{Target: "attnopt"})
+	ctx, err := passes.Rewrite(m, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,6 +125,29 @@ func TestGoldenReports(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An approximate rewrite (SAGAN, 4x4 windows over its 16x16 grid) is
+// reported as approximated, with the plan, its memory and the measured error.
+func TestGoldenApproximateRewrite(t *testing.T) {
+	rewrite, diff := fixtureReportsWith(t, "sagan", passes.Options{Target: "attnopt", Approx: passes.ApproxOptions{Window: []int64{4, 4}}})
+	s := rewrite.Sites[0]
+	if s.Status != SiteApprox || s.Approximation == nil || !strings.HasPrefix(*s.Approximation, "window 4x4") || s.Validation == nil || s.Validation.Verdict != "approximate" {
+		t.Fatalf("site: %+v", s)
+	}
+	if d := diff.Sites[0]; d.Status != SiteApprox || *d.Approximation != "window" {
+		t.Errorf("diff site: %s %v", d.Status, d.Approximation)
+	}
+	for _, r := range renderings {
+		var buf bytes.Buffer
+		if err := Render(&buf, r.format, rewrite, r.opts); err != nil {
+			t.Fatal(err)
+		}
+		if r.format == JSON {
+			validateAgainst(t, "report.v1.json", buf.Bytes())
+		}
+		checkGolden(t, "sagan_window_rewrite"+r.suffix, buf.Bytes())
 	}
 }
 
@@ -271,5 +299,23 @@ func TestDiffAttributesAnotherToolsFusedOps(t *testing.T) {
 		if s.Status != SiteFused || s.Op != "ai.onnx.Attention" || s.FusedNode != r.B.Fused[i].Node || !strings.Contains(s.Reason, "graph order") {
 			t.Errorf("site %d: %s %s %s (%s)", i, s.Status, s.Op, s.FusedNode, s.Reason)
 		}
+	}
+}
+
+func TestApproximationByName(t *testing.T) {
+	b := &Snapshot{Nodes: []NodeRef{
+		{Name: "attnopt/site0/WindowAttention", Op: "WindowAttention", Domain: "attnopt"},
+		{Name: "attnopt/site1/AveragePool", Op: "AveragePool"},
+		{Name: "attnopt/site1/FlashAttention", Op: "FlashAttention", Domain: "attnopt"},
+		{Name: "attnopt/site2/FlashAttention", Op: "FlashAttention", Domain: "attnopt"},
+		{Name: "attnopt/site12/AveragePool", Op: "AveragePool"},
+	}}
+	for id, want := range map[int]string{0: "window", 1: "pool", 2: "", 3: ""} {
+		if got := approximationByName(b, id); got != want {
+			t.Errorf("site %d: %q, want %q", id, got, want)
+		}
+	}
+	if node, op := fusedByName(b, 1); node != "attnopt/site1/FlashAttention" || op != "attnopt.FlashAttention" {
+		t.Errorf("site 1: %s %s", node, op)
 	}
 }

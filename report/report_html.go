@@ -125,9 +125,9 @@ func (r *Report) writeHTML(w io.Writer) error {
 				e.printf("<tr><td>%s</td><td colspan=\"8\"></td><td class=\"fail\">ERROR: %s</td></tr>\n", esc(c.Name), esc(c.Error))
 			}
 			for _, m := range c.Outputs {
-				verdict, cls := "ok", "pass"
+				verdict, cls := outputVerdict(&c, &m), "pass"
 				if !m.Pass {
-					verdict, cls = "FAIL", "fail"
+					cls = "fail"
 				}
 				e.printf("<tr><td>%s</td><td><code>%s</code></td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"mono\">%s</td><td class=\"n\">%d</td><td class=\"n\">%.3g</td><td class=\"%s\">%s</td></tr>\n",
 					esc(c.Name), esc(m.Output), num(m.MaxAbs, "%.3g"), num(m.MaxRel, "%.3g"), num(m.MeanAbs, "%.3g"), num(m.Cosine, "%.6f"),

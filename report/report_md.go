@@ -72,7 +72,7 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 					HumanBytes(s.BytesAfter), mdCell(s.worst()), mdCell(s.verdict()))
 			}
 		}
-		e.printf("\n**Total:** %d of %d site(s) fused; score memory %s → %s.\n\n", r.Totals.Fused, r.Totals.Sites, HumanBytes(r.Totals.BytesBefore), HumanBytes(r.Totals.BytesAfter))
+		e.printf("\n**Total:** %s; score memory %s → %s.\n\n", r.fusedText(), HumanBytes(r.Totals.BytesBefore), HumanBytes(r.Totals.BytesAfter))
 		for _, list := range [][]SiteReport{r.Sites, r.NewSites} {
 			for _, s := range list {
 				if s.Reason != "" {
@@ -90,7 +90,7 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 				t.row(mdCell(c.Name), "–", "–", "–", "–", "–", "–", "–", "–", "ERROR: "+mdCell(c.Error))
 			}
 			for _, m := range c.Outputs {
-				verdict := "ok"
+				verdict := outputVerdict(&c, &m)
 				if !m.Pass {
 					verdict = "**FAIL**"
 				}

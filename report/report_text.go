@@ -18,7 +18,7 @@ func (r *Report) Headline() string {
 	}
 	var parts []string
 	if r.Totals.Sites > 0 {
-		parts = append(parts, fmt.Sprintf("%d of %d site(s) fused", r.Totals.Fused, r.Totals.Sites))
+		parts = append(parts, r.fusedText())
 		if r.Totals.BytesBefore != nil || r.Totals.BytesAfter != nil {
 			parts = append(parts, fmt.Sprintf("score memory %s → %s", HumanBytes(r.Totals.BytesBefore), HumanBytes(r.Totals.BytesAfter)))
 		}
@@ -33,6 +33,15 @@ func (r *Report) Headline() string {
 		}
 	}
 	return "changed: " + strings.Join(parts, "; ")
+}
+
+// fusedText is "N of M site(s) fused", saying how many are approximate.
+func (r *Report) fusedText() string {
+	s := fmt.Sprintf("%d of %d site(s) fused", r.Totals.Fused, r.Totals.Sites)
+	if r.Totals.Approximate > 0 {
+		s += fmt.Sprintf(" (%d approximate)", r.Totals.Approximate)
+	}
+	return s
 }
 
 func opsetText(v int64) string {
@@ -141,7 +150,7 @@ func (r *Report) writeText(w io.Writer, aligned bool) error {
 			}
 		}
 		t.flush()
-		e.printf("total: %d of %d site(s) fused; score memory %s → %s\n", r.Totals.Fused, r.Totals.Sites, HumanBytes(r.Totals.BytesBefore), HumanBytes(r.Totals.BytesAfter))
+		e.printf("total: %s; score memory %s → %s\n", r.fusedText(), HumanBytes(r.Totals.BytesBefore), HumanBytes(r.Totals.BytesAfter))
 		for _, list := range [][]SiteReport{r.Sites, r.NewSites} {
 			for _, s := range list {
 				if s.Reason != "" {
@@ -160,10 +169,7 @@ func (r *Report) writeText(w io.Writer, aligned bool) error {
 				t.row(c.Name, "", "", "", "", "", "", "", "", "ERROR: "+c.Error)
 			}
 			for _, m := range c.Outputs {
-				verdict := "ok"
-				if !m.Pass {
-					verdict = "FAIL"
-				}
+				verdict := outputVerdict(&c, &m)
 				t.row(c.Name, m.Output, num(m.MaxAbs, "%.3g"), num(m.MaxRel, "%.3g"), num(m.MeanAbs, "%.3g"), num(m.Cosine, "%.6f"),
 					fmt.Sprint(m.WorstIndex), strconv.Itoa(m.NaNs), fmt.Sprintf("%.3g", m.Atol), verdict)
 			}
@@ -259,6 +265,21 @@ func (r *Report) writeText(w io.Writer, aligned bool) error {
 		e.printf("note: %s\n", n)
 	}
 	return e.err
+}
+
+// outputVerdict is the verdict of one compared output: ok or FAIL against
+// the tolerance, or, for an approximate site, whether its measured error is
+// within --max-error (when one was given).
+func outputVerdict(c *SiteValidation, m *OutputMetrics) string {
+	switch {
+	case !m.Pass:
+		return "FAIL"
+	case c.Approximate && m.Atol == 0:
+		return "approximate: error measured"
+	case c.Approximate:
+		return fmt.Sprintf("approximate: within %.3g", m.Atol)
+	}
+	return "ok"
 }
 
 func changedSigs(cs []SigChange) int {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/attnopt/attnopt/internal/units"
 	"github.com/attnopt/attnopt/report"
 	"github.com/spf13/cobra"
 )
@@ -25,7 +26,7 @@ func newCheckCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Fail (exit 1) when an unfused attention site's score tensor exceeds a memory budget",
 		Long: "Lists every unfused attention site of MODEL with its score tensor (B·H·Nq·Nk·e bytes) and\n" +
 			"exits 1 naming the sites whose score tensor exceeds SIZE (per site); 0 otherwise, so a\n" +
-			"model whose sites are all fused passes. SIZE: 16GiB, 512MiB, 1.5GB or a byte count.\n" +
+			"model whose sites are all fused passes. SIZE: 16GiB, 512MiB, 1.5GB, 4G or a byte count.\n" +
 			"A site whose size depends on a symbolic dim is reported as unknown and passes, unless\n" +
 			"--strict; pin the dim with --dim SYM=N or --shape NAME=DIMS to check it.",
 		Args: cobra.ExactArgs(1),
@@ -46,7 +47,11 @@ func runCheck(o *checkOptions) error {
 	if o.budget == "" {
 		return usageError{fmt.Errorf("check needs --memory-budget SIZE (e.g. 16GiB)")}
 	}
-	budget, err := report.ParseSize(o.budget)
+	// The same size syntax as rewrite's --memory-budget.
+	budget, err := units.ParseSize(o.budget)
+	if err == nil && budget < 1 {
+		err = fmt.Errorf("size %q: the budget must be at least 1 byte", o.budget)
+	}
 	if err != nil {
 		return usageError{fmt.Errorf("--memory-budget: %w", err)}
 	}

@@ -260,3 +260,17 @@ func TestCheckJSONConformsForSymbolicAndFusedModels(t *testing.T) {
 		conforms(t, "check.v1.json", stdout)
 	}
 }
+
+// check reads sizes as rewrite's --memory-budget does; a bad one is exit 2.
+func TestCheckBudgetSizes(t *testing.T) {
+	orig := fixtureCopy(t, "sagan") // scores: 262,144 bytes
+	for size, want := range map[string]int{
+		"16GiB": 0, "512MiB": 0, "1.5GB": 0, "1000000": 0, "4G": 0, "262144": 0, "0.25MiB": 0,
+		"262143": 1, "200KiB": 1, "0.2MB": 1,
+		"lots": 2, "16XB": 2, "-1GiB": 2, "0": 2, "": 2, "GiB": 2,
+	} {
+		if code, _, stderr := runCLI("check", orig, "--memory-budget", size); code != want {
+			t.Errorf("--memory-budget %q: exit %d, want %d (%s)", size, code, want, stderr)
+		}
+	}
+}
