@@ -16,6 +16,8 @@ func main() {
 	models := map[string]*testgraph.B{
 		// SAGAN self-attention at 64×64 (N = 4096): the GAN case of DESIGN.md §1, small.
 		"sagan_64x64.onnx": testgraph.SAGAN(17, 64, 64, 64),
+		// The same block at 128×128 (N = 16,384), for memory benchmarks.
+		"sagan_128x128.onnx": testgraph.SAGAN(17, 64, 128, 128),
 		// SDPA with a bool mask, 16 heads of dim 4, fp16.
 		"sdpa_mask_h16_d4.onnx": testgraph.SDPABoolMask(17, graph.Float16, 1, 16, 256, 4),
 		// BERT-style block with dynamic batch and sequence.
