@@ -121,6 +121,9 @@ func TestGoldenReports(t *testing.T) {
 					if r.format == JSON {
 						validateAgainst(t, "report.v1.json", out)
 					}
+					if r.format == HTML {
+						selfContained(t, out)
+					}
 					checkGolden(t, name+"_"+c.kind+r.suffix, out)
 				}
 			}
@@ -317,5 +320,21 @@ func TestApproximationByName(t *testing.T) {
 	}
 	if node, op := fusedByName(b, 1); node != "attnopt/site1/FlashAttention" || op != "attnopt.FlashAttention" {
 		t.Errorf("site 1: %s %s", node, op)
+	}
+}
+
+// selfContained fails when an HTML report could load anything: no src or
+// href attributes, no CSS url() or @import, and no address but the SVG
+// namespace.
+func selfContained(t *testing.T, html []byte) {
+	t.Helper()
+	s := strings.ReplaceAll(string(html), `xmlns="http://www.w3.org/2000/svg"`, "")
+	for _, bad := range []string{"src=", "href=", "url(", "@import", "http:", "https:", "//cdn", "<link", "<iframe", "fetch(", "XMLHttpRequest"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("HTML report is not self-contained: it contains %q", bad)
+		}
+	}
+	if strings.Count(s, "<script>") != 1 || strings.Count(s, "<style>") != 1 {
+		t.Errorf("want exactly one inline <script> and one inline <style>")
 	}
 }

@@ -59,7 +59,11 @@ func (r *Report) writeHTML(w io.Writer) error {
 	card := func(k, v, class string) {
 		e.printf("<div class=\"card\"><div class=\"k\">%s</div><div class=\"v %s\">%s</div></div>\n", esc(k), class, esc(v))
 	}
-	card("sites fused", fmt.Sprintf("%d / %d", r.Totals.Fused, r.Totals.Sites), "")
+	fusedCard := fmt.Sprintf("%d / %d", r.Totals.Fused, r.Totals.Sites)
+	if r.Totals.Approximate > 0 {
+		fusedCard += fmt.Sprintf(" (%d approx.)", r.Totals.Approximate)
+	}
+	card("sites fused", fusedCard, "")
 	card("score memory before", HumanBytes(r.Totals.BytesBefore), "")
 	card("after", HumanBytes(r.Totals.BytesAfter), "")
 	card("nodes", fmt.Sprintf("%d → %d", r.A.Nodes, r.B.Nodes), "")
