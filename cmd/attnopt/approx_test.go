@@ -1,0 +1,46 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/attnopt/attnopt/internal/testgraph"
+)
+
+func TestRewriteApproximations(t *testing.T) {
+	in := writeModel(t, testgraph.SAGAN(17, 16, 16, 16))
+	cases := []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"--window", "8x8"}, 0, []string{"attnopt.WindowAttention", "plan: window 8x8 over grid 16x16", "approximate: error measured"}},
+		{[]string{"--window", "16x16", "--shift", "4x4"}, 0, []string{"window 16x16 shift 4x4"}},
+		{[]string{"--pool", "kv", "--stride", "2"}, 0, []string{"pool K,V stride 2 over grid 16x16"}},
+		{[]string{"--pool", "qkv", "--stride", "4", "--upsample", "linear"}, 0, []string{"pool Q,K,V stride 4", "linear upsample"}},
+		// --max-error backs off to exact attention when no window meets it.
+		{[]string{"--window", "4", "--max-error", "1e-4"}, 0, []string{"trying window 8x8", "approximation refused"}},
+		// A budget the fused op fits keeps it exact; one it does not fit,
+		// with --allow-approx, takes the least lossy pooling that fits.
+		{[]string{"--memory-budget", "1MiB", "--allow-approx"}, 0, []string{"plan: exact", "fits the budget"}},
+		{[]string{"--memory-budget", "30KiB", "--allow-approx"}, 0, []string{"plan: pool K,V stride 2", "least lossy"}},
+		{[]string{"--memory-budget", "30KiB"}, 0, []string{"plan: exact", "approximations need --allow-approx"}},
+		{[]string{"--memory-budget", "lots"}, 2, nil},
+		{[]string{"--pool", "xy"}, 2, nil},
+		{[]string{"--window", "8", "--pool", "kv"}, 2, nil},
+		{[]string{"--window", "8", "--grid", "3x3"}, 0, []string{"--grid 3x3 has 9 cells"}},
+	}
+	for _, tc := range cases {
+		args := append([]string{"rewrite", in, "-o", in + ".out.onnx"}, tc.args...)
+		code, stdout, stderr := runCLI(args...)
+		if code != tc.code {
+			t.Errorf("%v: exit %d, want %d: %s%s", tc.args, code, tc.code, stdout, stderr)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("%v: output lacks %q:\n%s", tc.args, w, stdout)
+			}
+		}
+	}
+}
