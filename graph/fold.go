@@ -32,7 +32,7 @@ var binaryFold = map[string]func(a, b float64) float64{
 	"Div": func(a, b float64) float64 { return a / b },
 	"Pow": math.Pow, "Max": math.Max, "Min": math.Min,
 	// Mod with fmod=0 takes the divisor's sign (integer shape arithmetic).
-	"Mod": func(a, b float64) float64 { return a - b*math.Floor(a/b) },
+	"Mod":            func(a, b float64) float64 { return a - b*math.Floor(a/b) },
 	"Equal":          func(a, b float64) float64 { return boolf(a == b) },
 	"Less":           func(a, b float64) float64 { return boolf(a < b) },
 	"Greater":        func(a, b float64) float64 { return boolf(a > b) },

@@ -212,16 +212,16 @@ type ValidationInfo struct {
 
 // SiteValidation is one check (a site, or the whole model).
 type SiteValidation struct {
-	Name    string          `json:"name"`
-	Site    *int            `json:"site"`
-	Pass    bool            `json:"pass"`
-	Verdict string          `json:"verdict"` // ok, approximate, FAIL or ERROR
+	Name    string `json:"name"`
+	Site    *int   `json:"site"`
+	Pass    bool   `json:"pass"`
+	Verdict string `json:"verdict"` // ok, approximate, FAIL or ERROR
 	// Approximate marks a windowed or pooled site: its metrics measure the
 	// approximation's error, judged by --max-error, not the tolerances.
-	Approximate bool `json:"approximate"`
-	Reduced string          `json:"reduced"`
-	Error   string          `json:"error"`
-	Outputs []OutputMetrics `json:"outputs"`
+	Approximate bool            `json:"approximate"`
+	Reduced     string          `json:"reduced"`
+	Error       string          `json:"error"`
+	Outputs     []OutputMetrics `json:"outputs"`
 }
 
 // OutputMetrics are validate.Metrics with non-finite numbers as null.
