@@ -466,17 +466,7 @@ func inferReshape(c *ictx) {
 		target, ok = c.in(1).IntContent()
 	}
 	if !ok {
-		if s, r := c.shape(1); r && len(s) == 1 {
-			if k, ok := s[0].Value(); ok {
-				out := make(Shape, k)
-				for i := range out {
-					out[i] = UnknownDim
-				}
-				c.setShape(0, dt, out)
-				return
-			}
-		}
-		c.set(0, dt, nil, false)
+		c.setRankFromShapeInput(1, dt)
 		return
 	}
 	in, ranked := c.shape(0)
@@ -683,17 +673,7 @@ func inferConstantOfShape(c *ictx) {
 		}
 	}
 	if !ok {
-		if s, r := c.shape(0); r && len(s) == 1 {
-			if k, ok := s[0].Value(); ok {
-				out := make(Shape, k)
-				for i := range out {
-					out[i] = UnknownDim
-				}
-				c.setShape(0, dt, out)
-				return
-			}
-		}
-		c.set(0, dt, nil, false)
+		c.setRankFromShapeInput(0, dt)
 		return
 	}
 	c.setShape(0, dt, Shape(target))
@@ -805,4 +785,20 @@ func inferPad(c *ictx) {
 		}
 	}
 	c.setShape(0, dt, out)
+}
+
+// setRankFromShapeInput handles an output shape given by a 1-D input whose
+// values are unknown but whose length is: the rank is known, every dim not.
+func (c *ictx) setRankFromShapeInput(i int, dt DType) {
+	if s, r := c.shape(i); r && len(s) == 1 {
+		if k, ok := s[0].Value(); ok {
+			out := make(Shape, k)
+			for j := range out {
+				out[j] = UnknownDim
+			}
+			c.setShape(0, dt, out)
+			return
+		}
+	}
+	c.set(0, dt, nil, false)
 }

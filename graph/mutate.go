@@ -245,8 +245,8 @@ func (g *Graph) swapNames(old, nw *Value) {
 	g.values[nw.Name] = nw
 }
 
-// RemoveNode detaches n; its outputs must be unused.
-func (g *Graph) RemoveNode(n *Node) {
+// detach removes n from the use lists of the values it reads.
+func (n *Node) detach() {
 	for i, v := range n.Inputs {
 		if v != nil {
 			v.removeUse(n, i)
@@ -255,6 +255,11 @@ func (g *Graph) RemoveNode(n *Node) {
 	for _, v := range n.outer {
 		v.removeUse(n, -1)
 	}
+}
+
+// RemoveNode detaches n; its outputs must be unused.
+func (g *Graph) RemoveNode(n *Node) {
+	n.detach()
 	for _, o := range n.Outputs {
 		if o != nil {
 			o.producer = nil
@@ -308,14 +313,7 @@ func (g *Graph) RemoveDead() int {
 	}
 	g.Nodes = kept
 	for _, n := range dead {
-		for i, v := range n.Inputs {
-			if v != nil {
-				v.removeUse(n, i)
-			}
-		}
-		for _, v := range n.outer {
-			v.removeUse(n, -1)
-		}
+		n.detach()
 		for _, o := range n.Outputs {
 			if o != nil {
 				o.producer = nil
