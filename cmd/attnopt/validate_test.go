@@ -1,0 +1,75 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/testgraph"
+)
+
+// validate exits 1, naming the output and its error, on a rewrite whose
+// fused node has K and V swapped or its scale doubled; 0 on the real one.
+func TestValidateCLIFailsOnCorruptedRewrites(t *testing.T) {
+	dir := t.TempDir()
+	orig := filepath.Join(dir, "model.onnx")
+	if err := os.WriteFile(orig, testgraph.Attention(testgraph.Opts{B: 1, H: 2, N: 16, D: 8, Scale: "div", Mask: "add"}).Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(dir, "good.onnx")
+	if code, _, stderr := runCLI("rewrite", orig, "-o", good); code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, how := range []string{"", "swap-kv", "double-scale"} {
+		path := good
+		if how != "" {
+			m, err := graph.Load(good)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range m.Graph.Nodes {
+				if n.OpType != "FlashAttention" {
+					continue
+				}
+				if how == "swap-kv" {
+					k, v := n.Input(1), n.Input(2)
+					n.SetInput(1, v)
+					n.SetInput(2, k)
+				} else {
+					n.SetAttr(graph.FloatAttr("scale", 2*n.AttrFloat("scale", 1)))
+				}
+			}
+			path = filepath.Join(dir, how+".onnx")
+			if _, err := m.Save(path); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, scope := range []string{"sites", "model"} {
+			code, stdout, stderr := runCLI("validate", orig, path, "--scope", scope)
+			switch {
+			case how == "" && code != 0:
+				t.Errorf("%s: clean rewrite failed: %s", scope, stderr)
+			case how != "" && (code != 1 || !strings.Contains(stderr, `output "out" max abs error`) || !strings.Contains(stdout, "FAIL")):
+				t.Errorf("%s/%s: exit %d, stderr %q", how, scope, code, stderr)
+			}
+		}
+	}
+}
+
+// The seed CPA3D at full size under a 16 GiB budget: exact fusion fits; the
+// output gives the plan, memory before and after, and the error measured at
+// a reduced length.
+func TestRewriteSeedCPA3DWithBudget(t *testing.T) {
+	in := writeModel(t, testgraph.CPA3D(17, 128, 128, 128, 128, 4))
+	code, stdout, stderr := runCLI("rewrite", in, "-o", in+".out.onnx", "--memory-budget", "16GiB", "--allow-approx")
+	if code != 0 {
+		t.Fatal(stderr)
+	}
+	for _, want := range []string{"plan: exact; memory 64.0 TiB (scores) → 4.0 GiB", "fits the budget", "q_len 2097152 → ", "PASS"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+}
