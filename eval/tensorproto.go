@@ -1,9 +1,7 @@
 package eval
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"os"
 
 	"github.com/attnopt/attnopt/graph"
@@ -43,70 +41,11 @@ func DecodeTensorProto(data []byte) (*Tensor, string, error) {
 }
 
 func fromProto(pb *onnxpb.TensorProto) (*Tensor, error) {
-	if pb.GetDataLocation() == onnxpb.TensorProto_EXTERNAL {
-		return nil, fmt.Errorf("tensor %q: external data is not supported here", pb.GetName())
+	gt, err := graph.TensorFromProto(pb)
+	if err != nil {
+		return nil, err
 	}
-	dt := graph.DType(pb.GetDataType())
-	shape := make([]int, len(pb.Dims))
-	for i, d := range pb.Dims {
-		shape[i] = int(d)
-	}
-	if pb.RawData != nil || numel(shape) == 0 {
-		return FromRaw(dt, shape, pb.RawData)
-	}
-	// Typed fields: re-encode into the raw layout so one decoder serves both.
-	n := numel(shape)
-	w := dt.Bits() / 8
-	raw := make([]byte, n*w)
-	switch dt {
-	case graph.Float32:
-		if len(pb.FloatData) != n {
-			return nil, fmt.Errorf("float_data holds %d values, shape needs %d", len(pb.FloatData), n)
-		}
-		for i, v := range pb.FloatData {
-			binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
-		}
-	case graph.Float64:
-		if len(pb.DoubleData) != n {
-			return nil, fmt.Errorf("double_data holds %d values, shape needs %d", len(pb.DoubleData), n)
-		}
-		for i, v := range pb.DoubleData {
-			binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(v))
-		}
-	case graph.Int64:
-		if len(pb.Int64Data) != n {
-			return nil, fmt.Errorf("int64_data holds %d values, shape needs %d", len(pb.Int64Data), n)
-		}
-		for i, v := range pb.Int64Data {
-			binary.LittleEndian.PutUint64(raw[8*i:], uint64(v))
-		}
-	case graph.Uint32, graph.Uint64:
-		if len(pb.Uint64Data) != n {
-			return nil, fmt.Errorf("uint64_data holds %d values, shape needs %d", len(pb.Uint64Data), n)
-		}
-		for i, v := range pb.Uint64Data {
-			if w == 4 {
-				binary.LittleEndian.PutUint32(raw[4*i:], uint32(v))
-			} else {
-				binary.LittleEndian.PutUint64(raw[8*i:], v)
-			}
-		}
-	default:
-		if len(pb.Int32Data) != n || w == 0 {
-			return nil, fmt.Errorf("int32_data holds %d values, %s%v needs %d", len(pb.Int32Data), dt, shape, n)
-		}
-		for i, v := range pb.Int32Data {
-			switch w {
-			case 1:
-				raw[i] = byte(v)
-			case 2:
-				binary.LittleEndian.PutUint16(raw[2*i:], uint16(v))
-			case 4:
-				binary.LittleEndian.PutUint32(raw[4*i:], uint32(v))
-			}
-		}
-	}
-	return FromRaw(dt, shape, raw)
+	return FromGraph(gt)
 }
 
 // EncodeTensorProto serializes t as a TensorProto with raw_data.

@@ -367,3 +367,12 @@ func FloatToBF16(f float32) uint16 {
 	b += 0x7fff + (b>>16)&1
 	return uint16(b >> 16)
 }
+
+// TensorFromProto wraps a standalone TensorProto (a test data file, say):
+// its dims are checked against the data it holds; external data is refused.
+func TensorFromProto(tp *onnxpb.TensorProto) (*Tensor, error) {
+	if tp.GetDataLocation() == onnxpb.TensorProto_EXTERNAL {
+		return nil, badInput("tensor %q: external data is not supported here", tp.GetName())
+	}
+	return tensorFromProto(tp, nil)
+}
