@@ -66,6 +66,7 @@ func TestGridRecoveryMatchesManifest(t *testing.T) {
 		}
 		checked++
 	}
+	t.Logf("%d spatial fixtures checked", checked)
 	if checked < 15 {
 		t.Errorf("only %d spatial fixtures checked", checked)
 	}
