@@ -2,6 +2,7 @@ package passes
 
 import (
 	"fmt"
+	"github.com/attnopt/attnopt/internal/units"
 
 	"github.com/attnopt/attnopt/graph"
 )
@@ -24,14 +25,7 @@ func (g *Grid) String() string {
 	if g == nil {
 		return ""
 	}
-	s := ""
-	for i, d := range g.Dims {
-		if i > 0 {
-			s += "x"
-		}
-		s += fmt.Sprint(d)
-	}
-	return s
+	return units.FormatDims(g.Dims)
 }
 
 // Tokens is the number of grid cells.

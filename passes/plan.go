@@ -2,7 +2,7 @@ package passes
 
 import (
 	"fmt"
-	"strings"
+	"github.com/attnopt/attnopt/internal/units"
 
 	"github.com/attnopt/attnopt/graph"
 )
@@ -30,9 +30,9 @@ func (p *Plan) Approximate() bool {
 func (p *Plan) String() string {
 	switch p.Kind {
 	case "window":
-		s := "window " + joinDims(p.Window)
+		s := "window " + units.FormatDims(p.Window)
 		if anyNonZero(p.Shift) {
-			s += " shift " + joinDims(p.Shift)
+			s += " shift " + units.FormatDims(p.Shift)
 		}
 		return s + " over grid " + p.Grid.String()
 	case "pool_kv":
@@ -41,14 +41,6 @@ func (p *Plan) String() string {
 		return fmt.Sprintf("pool Q,K,V stride %d over grid %s, %s upsample", p.Stride, p.Grid.String(), p.Upsample)
 	}
 	return p.Kind
-}
-
-func joinDims(ds []int64) string {
-	parts := make([]string, len(ds))
-	for i, d := range ds {
-		parts[i] = fmt.Sprint(d)
-	}
-	return strings.Join(parts, "x")
 }
 
 func anyNonZero(ds []int64) bool {
@@ -145,7 +137,7 @@ func choosePlan(s *Site, o ApproxOptions) *Plan {
 	explicit := o.Window != nil || o.Pool != ""
 	if !explicit && (o.MemoryBudget == 0 || exact.BytesAfter < 0 || exact.BytesAfter <= o.MemoryBudget) {
 		if o.MemoryBudget > 0 && exact.BytesAfter >= 0 {
-			exact.Reason = fmt.Sprintf("the fused op fits the budget (%s ≤ %s)", humanBytes(exact.BytesAfter), humanBytes(o.MemoryBudget))
+			exact.Reason = fmt.Sprintf("the fused op fits the budget (%s ≤ %s)", units.FormatBytes(exact.BytesAfter), units.FormatBytes(o.MemoryBudget))
 		}
 		return exact
 	}
@@ -163,7 +155,7 @@ func choosePlan(s *Site, o ApproxOptions) *Plan {
 		return p
 	}
 	if !o.AllowApprox {
-		exact.Reason = fmt.Sprintf("the fused op needs %s, over the %s budget; approximations need --allow-approx", humanBytes(exact.BytesAfter), humanBytes(o.MemoryBudget))
+		exact.Reason = fmt.Sprintf("the fused op needs %s, over the %s budget; approximations need --allow-approx", units.FormatBytes(exact.BytesAfter), units.FormatBytes(o.MemoryBudget))
 		return exact
 	}
 	// Least lossy first. A window keeps Q, K, V and O whole, so it never
@@ -177,12 +169,12 @@ func choosePlan(s *Site, o ApproxOptions) *Plan {
 			}
 			p.BytesAfter = planBytes(s, p)
 			if p.BytesAfter <= o.MemoryBudget {
-				p.Reason = fmt.Sprintf("exact fusion needs %s, over the %s budget; the least lossy plan that fits (windows keep Q, K, V and O whole, so they never fit where exact fusion does not)", humanBytes(exact.BytesAfter), humanBytes(o.MemoryBudget))
+				p.Reason = fmt.Sprintf("exact fusion needs %s, over the %s budget; the least lossy plan that fits (windows keep Q, K, V and O whole, so they never fit where exact fusion does not)", units.FormatBytes(exact.BytesAfter), units.FormatBytes(o.MemoryBudget))
 				return p
 			}
 		}
 	}
-	exact.Reason = fmt.Sprintf("no approximation fits the %s budget; fused exactly (%s)", humanBytes(o.MemoryBudget), humanBytes(exact.BytesAfter))
+	exact.Reason = fmt.Sprintf("no approximation fits the %s budget; fused exactly (%s)", units.FormatBytes(o.MemoryBudget), units.FormatBytes(exact.BytesAfter))
 	return exact
 }
 
@@ -229,7 +221,7 @@ func siteGrid(s *Site, override []int64) (*Grid, string) {
 	g := RecoverGrid(s)
 	if override != nil {
 		if n, ok := s.QLen.Value(); !ok || prod(override) != n {
-			return nil, fmt.Sprintf("--grid %s has %d cells, the site has %s queries", joinDims(override), prod(override), s.QLen)
+			return nil, fmt.Sprintf("--grid %s has %d cells, the site has %s queries", units.FormatDims(override), prod(override), s.QLen)
 		}
 		if g == nil {
 			g = &Grid{}
@@ -279,17 +271,4 @@ func approxApplies(s *Site, p *Plan) string {
 		return "unknown approximation " + p.Kind
 	}
 	return ""
-}
-
-func humanBytes(b int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
-	v, i := float64(b), 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	if i == 0 {
-		return fmt.Sprintf("%d B", b)
-	}
-	return fmt.Sprintf("%.1f %s", v, units[i])
 }

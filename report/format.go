@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/attnopt/attnopt/internal/units"
 	"io"
 	"strconv"
 	"strings"
@@ -19,22 +20,12 @@ const (
 	HTML     Format = "html" // one self-contained file
 )
 
-// HumanBytes prints a size in binary units: 64.0 TiB, 16.0 GiB, 512 B.
+// HumanBytes prints a size in binary units, "?" when unknown.
 func HumanBytes(p *int64) string {
 	if p == nil {
 		return "?"
 	}
-	v := float64(*p)
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	i := 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	if i == 0 {
-		return strconv.FormatInt(*p, 10) + " B"
-	}
-	return fmt.Sprintf("%.1f %s", v, units[i])
+	return units.FormatBytes(*p)
 }
 
 // WriteJSON writes v as indented JSON with a trailing newline.

@@ -2,8 +2,8 @@ package validate
 
 import (
 	"fmt"
+	"github.com/attnopt/attnopt/internal/units"
 	"math"
-	"strings"
 
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/passes"
@@ -188,9 +188,9 @@ func reducedSiteCheck(name string, id int, s *passes.Site, orig, rew *graph.Mode
 	c = compareModels(name, small, fused, nil, r, opts)
 	c.SiteID = &id
 	sb, _ := s.ScoreBytes()
-	c.Reduced = fmt.Sprintf("%s (the full site needs %s of scores)", note, human(sb))
+	c.Reduced = fmt.Sprintf("%s (the full site needs %s of scores)", note, units.FormatBytes(sb))
 	if ropts.Approx.Grid != nil {
-		c.Reduced += fmt.Sprintf("; grid reduced to %s with the same windows/strides", dimsText(ropts.Approx.Grid))
+		c.Reduced += fmt.Sprintf("; grid reduced to %s with the same windows/strides", units.FormatDims(ropts.Approx.Grid))
 	}
 	return c
 }
@@ -201,23 +201,4 @@ func mustMarshal(m *graph.Model) []byte {
 		panic(err)
 	}
 	return b
-}
-
-func human(b int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
-	v := float64(b)
-	i := 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	return fmt.Sprintf("%.1f %s", v, units[i])
-}
-
-func dimsText(ds []int64) string {
-	parts := make([]string, len(ds))
-	for i, d := range ds {
-		parts[i] = fmt.Sprint(d)
-	}
-	return strings.Join(parts, "x")
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/internal/units"
 	"github.com/attnopt/attnopt/passes"
-	"github.com/attnopt/attnopt/report"
 	"github.com/attnopt/attnopt/validate"
 	"github.com/spf13/cobra"
 )
@@ -100,11 +99,12 @@ func writePlans(w io.Writer, c *passes.Context, budgeted bool) {
 	}
 }
 
+// human prints a plan's byte count; negative means unknown.
 func human(b int64) string {
 	if b < 0 {
 		return "?"
 	}
-	return report.HumanBytes(&b)
+	return units.FormatBytes(b)
 }
 
 // backOff implements --max-error: for each approximate site it measures the

@@ -18,3 +18,15 @@ func TestParseSize(t *testing.T) {
 		t.Errorf("ParseDims: %v %v", d, err)
 	}
 }
+
+func TestFormat(t *testing.T) {
+	cases := map[int64]string{512: "512 B", 1536: "1.5 KiB", 16 << 30: "16.0 GiB", 70368744177664: "64.0 TiB"}
+	for in, want := range cases {
+		if got := FormatBytes(in); got != want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", in, got, want)
+		}
+	}
+	if got := FormatDims([]int64{128, 64, 2}); got != "128x64x2" {
+		t.Errorf("FormatDims = %q", got)
+	}
+}
