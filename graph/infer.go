@@ -131,7 +131,7 @@ func init() {
 		"Sign", "Sin", "Cos", "Tanh", "Erf", "Relu", "Sigmoid", "Softplus", "Softsign", "Elu", "Selu",
 		"LeakyRelu", "HardSigmoid", "HardSwish", "Gelu", "Mish", "Celu", "ThresholdedRelu", "Clip",
 		"Softmax", "LogSoftmax", "Hardmax", "BatchNormalization", "InstanceNormalization",
-		"GroupNormalization", "LpNormalization", "MeanVarianceNormalization", "Not", "IsNaN", "IsInf"} {
+		"GroupNormalization", "LpNormalization", "MeanVarianceNormalization"} {
 		if rules[op] == nil {
 			rules[op] = inferUnary
 		}

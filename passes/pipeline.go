@@ -16,13 +16,12 @@ type Options struct {
 
 // Action says what the rewrite did with one site.
 type Action struct {
-	Site    *Site
-	Plan    *Plan
-	Fused   bool
-	Op      string // the fused op, "domain.Op"
-	Node    string // the fused node's name
-	Reason  string // why the site was left alone
-	Created []string
+	Site   *Site
+	Plan   *Plan
+	Fused  bool
+	Op     string // the fused op, "domain.Op"
+	Node   string // the fused node's name
+	Reason string // why the site was left alone
 }
 
 // Context is the state the passes share.
@@ -139,7 +138,6 @@ func (c *Context) fuseWith(s *Site, a *Action, build func(e *emitter) (*graph.Va
 		if n.Domain != "" || n.OpType == "Attention" {
 			a.Node = n.Name
 		}
-		a.Created = append(a.Created, n.Label())
 	}
 	a.Fused = true
 	c.Actions = append(c.Actions, *a)

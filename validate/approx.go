@@ -45,7 +45,7 @@ func approxOf(rew *graph.Model, id int) (*passes.ApproxOptions, []int64) {
 // different windows and strides are measured on the same grid and compare;
 // windows larger than an axis shrink to it. Fewer keys lie outside a window
 // on a reduced grid, so the error there understates the full-size error.
-func reduceGrid(grid []int64, a *passes.ApproxOptions, max int64) []int64 {
+func reduceGrid(grid []int64, max int64) []int64 {
 	out := append([]int64(nil), grid...)
 	for prodOf(out) > max {
 		big := 0

@@ -155,7 +155,7 @@ func reducedSiteCheck(name string, id int, s *passes.Site, orig, rew *graph.Mode
 		// An approximation's error depends on how many windows or blocks
 		// the grid holds, so allow up to 8192 cells (1 GiB of fp32 scores
 		// for four heads) before cutting further.
-		g := reduceGrid(grid, approx, max(n, 8192))
+		g := reduceGrid(grid, max(n, 8192))
 		a := *approx
 		a.Grid = g
 		if a.Window != nil {

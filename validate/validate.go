@@ -5,7 +5,6 @@ import (
 
 	"github.com/attnopt/attnopt/eval"
 	"github.com/attnopt/attnopt/graph"
-	"github.com/attnopt/attnopt/passes"
 )
 
 // Options configure a validation.
@@ -145,8 +144,6 @@ func fusedTarget(m *graph.Model) string {
 	}
 	return ""
 }
-
-var _ = passes.FindSites
 
 // precision is the lowest float precision the computation of an output runs
 // at: a float32 output of a model fed fp16 inputs carries fp16 error.

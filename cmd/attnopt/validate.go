@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/report"
 	"github.com/attnopt/attnopt/validate"
 	"github.com/spf13/cobra"
@@ -107,5 +106,3 @@ func failureLine(rep *validate.Report) string {
 	}
 	return "validation failed"
 }
-
-var _ = graph.Load

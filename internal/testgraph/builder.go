@@ -3,7 +3,6 @@
 package testgraph
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand"
@@ -191,5 +190,3 @@ func (b *B) Model() *graph.Model {
 
 // NegInf is -inf as used by masked_fill.
 var NegInf = math.Inf(-1)
-
-var _ = binary.LittleEndian
