@@ -47,7 +47,7 @@ func buildApprox(e *emitter, t Target, s *Site, p *Plan) (*graph.Value, error) {
 // Resize read.
 func gridView(e *emitter, t *graph.Value, grid []int64) *graph.Value {
 	target := append([]int64{-1}, grid...)
-	d := e.op("Slice", "", []*graph.Value{e.op("Shape", "", []*graph.Value{t}), e.i64(-1), e.i64(1 << 62)})
+	d := e.shapeSlice(t, -1, 1<<62)
 	shape := e.op("Concat", "", []*graph.Value{e.i64(target...), d}, graph.IntAttr("axis", 0))
 	x := e.op("Reshape", "", []*graph.Value{t, shape})
 	r := int64(len(grid) + 2)
@@ -68,8 +68,8 @@ func tokensOf(e *emitter, x, like *graph.Value) *graph.Value {
 	perm = append(perm, 1)
 	y := e.transpose(x, perm...)
 	lr := int64(like.Type.Rank())
-	lead := e.op("Slice", "", []*graph.Value{e.op("Shape", "", []*graph.Value{like}), e.i64(0), e.i64(lr - 2)})
-	d := e.op("Slice", "", []*graph.Value{e.op("Shape", "", []*graph.Value{y}), e.i64(-1), e.i64(1 << 62)})
+	lead := e.shapeSlice(like, 0, lr-2)
+	d := e.shapeSlice(y, -1, 1<<62)
 	shape := e.op("Concat", "", []*graph.Value{lead, e.i64(-1), d}, graph.IntAttr("axis", 0))
 	return e.op("Reshape", "", []*graph.Value{y, shape})
 }
@@ -90,7 +90,7 @@ func poolTokens(e *emitter, t *graph.Value, grid []int64, stride int64) *graph.V
 // upsampleTokens resizes the pooled output back to the full grid.
 func upsampleTokens(e *emitter, o, q *graph.Value, small, grid []int64, mode string) *graph.Value {
 	x := gridView(e, o, small)
-	lead := e.op("Slice", "", []*graph.Value{e.op("Shape", "", []*graph.Value{x}), e.i64(0), e.i64(2)})
+	lead := e.shapeSlice(x, 0, 2)
 	sizes := e.op("Concat", "", []*graph.Value{lead, e.i64(grid...)}, graph.IntAttr("axis", 0))
 	attrs := []*graph.Attr{graph.StringAttr("mode", mode)}
 	if mode == "nearest" {

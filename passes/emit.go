@@ -50,6 +50,12 @@ func (e *emitter) squeeze(v *graph.Value, axes ...int64) *graph.Value {
 	return e.op("Squeeze", "", []*graph.Value{v, e.i64(axes...)})
 }
 
+// shapeSlice is Shape(v)[lo:hi], the shape arithmetic rewrites need for
+// dims known only at run time.
+func (e *emitter) shapeSlice(v *graph.Value, lo, hi int64) *graph.Value {
+	return e.op("Slice", "", []*graph.Value{e.op("Shape", "", []*graph.Value{v}), e.i64(lo), e.i64(hi)})
+}
+
 func (e *emitter) transpose(v *graph.Value, perm ...int64) *graph.Value {
 	return e.op("Transpose", "", []*graph.Value{v}, graph.IntsAttr("perm", perm))
 }

@@ -64,7 +64,7 @@ func termBias(e *emitter, s *Site, t MaskTerm, dt graph.DType) (*graph.Value, er
 		target = e.i64(a, w, sh[2], sh[3], sh[4])
 	} else {
 		// A = batch(Q) / W, computed at run time.
-		b := e.op("Slice", "", []*graph.Value{e.op("Shape", "", []*graph.Value{s.Q}), e.i64(0), e.i64(1)})
+		b := e.shapeSlice(s.Q, 0, 1)
 		a := e.op("Div", "", []*graph.Value{b, e.i64(w)})
 		target = e.op("Concat", "", []*graph.Value{a, e.i64(w, sh[2], sh[3], sh[4])}, graph.IntAttr("axis", 0))
 	}

@@ -95,9 +95,9 @@ func fullQueryAxis(e *emitter, mask, q4 *graph.Value) *graph.Value {
 	if r < 2 || len(qs) != 4 || ms[r-2].Equal(qs[2]) {
 		return mask
 	}
-	lead := e.op("Slice", "", []*graph.Value{e.op("Shape", "", []*graph.Value{mask}), e.i64(0), e.i64(int64(r - 2))})
-	nq := e.op("Slice", "", []*graph.Value{e.op("Shape", "", []*graph.Value{q4}), e.i64(2), e.i64(3)})
-	nk := e.op("Slice", "", []*graph.Value{e.op("Shape", "", []*graph.Value{mask}), e.i64(int64(r - 1)), e.i64(int64(r))})
+	lead := e.shapeSlice(mask, 0, int64(r-2))
+	nq := e.shapeSlice(q4, 2, 3)
+	nk := e.shapeSlice(mask, int64(r-1), int64(r))
 	target := e.op("Concat", "", []*graph.Value{lead, nq, nk}, graph.IntAttr("axis", 0))
 	return e.op("Expand", "", []*graph.Value{mask, target})
 }

@@ -106,9 +106,9 @@ func fullQueryKeyAxes(e *emitter, bias, q3, k3 *graph.Value) *graph.Value {
 	if len(bs) == 4 && len(qs) == 3 && len(ks) == 3 && bs[2].Equal(qs[1]) && bs[3].Equal(ks[1]) {
 		return bias
 	}
-	lead := e.op("Slice", "", []*graph.Value{e.op("Shape", "", []*graph.Value{bias}), e.i64(0), e.i64(2)})
-	s := e.op("Slice", "", []*graph.Value{e.op("Shape", "", []*graph.Value{q3}), e.i64(1), e.i64(2)})
-	l := e.op("Slice", "", []*graph.Value{e.op("Shape", "", []*graph.Value{k3}), e.i64(1), e.i64(2)})
+	lead := e.shapeSlice(bias, 0, 2)
+	s := e.shapeSlice(q3, 1, 2)
+	l := e.shapeSlice(k3, 1, 2)
 	target := e.op("Concat", "", []*graph.Value{lead, s, l}, graph.IntAttr("axis", 0))
 	return e.op("Expand", "", []*graph.Value{bias, target})
 }
