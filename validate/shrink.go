@@ -11,10 +11,9 @@ import (
 // shrink rewrites the input shapes of an extracted site, replacing the query
 // and key lengths by at most n, and re-infers the rest.
 func shrink(m *graph.Model, nq, nk graph.Dim, n int64) (*graph.Model, string, error) {
-	pb := m.ToProto()
-	gp := proto.Clone(pb.Graph).(*onnxpb.GraphProto)
-	pb = proto.Clone(pb).(*onnxpb.ModelProto)
-	pb.Graph = gp
+	// ToProto shares messages with m; the input dims are edited on a copy.
+	pb := proto.Clone(m.ToProto()).(*onnxpb.ModelProto)
+	gp := pb.Graph
 	newQ, newK := reduce(nq, n), reduce(nk, n)
 	for _, vi := range gp.Input {
 		tt := vi.GetType().GetTensorType()

@@ -114,14 +114,18 @@ func human(b int64) string {
 func backOff(o *rewriteOptions, base passes.ApproxOptions, pins graph.Pins) (passes.ApproxOptions, []string, error) {
 	var notes []string
 	plans := map[int]*passes.Plan{}
+	// Validation only reads the original, so one load serves every round.
+	orig, err := loadModel(o.model, &o.pins, o.prog)
+	if err != nil {
+		return base, nil, err
+	}
 	for round := 0; round < 8; round++ {
 		opts := base
 		opts.SitePlans = plans
-		orig, err := loadModel(o.model, &o.pins, o.prog)
+		rew, err := loadModel(o.model, &o.pins, o.prog)
 		if err != nil {
 			return base, nil, err
 		}
-		rew, _ := loadModel(o.model, &o.pins, o.prog)
 		ctx, err := passes.Rewrite(rew, passes.Options{Target: o.target, Approx: opts})
 		if err != nil {
 			return base, nil, err
