@@ -49,7 +49,9 @@ func foldArith(c *ictx) {
 	if out == nil || len(n.Inputs) == 0 {
 		return
 	}
-	if len(n.Inputs) == 2 && out.Type.DType.IsInt() {
+	// Shape vectors fold symbolically: arithmetic on them, and Equal of them
+	// (a bool result over integer operands).
+	if len(n.Inputs) == 2 && (out.Type.DType.IsInt() || n.OpType == "Equal") {
 		if foldSymbolic(n.OpType, n.Input(0), n.Input(1), out) {
 			return
 		}

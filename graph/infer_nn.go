@@ -368,9 +368,6 @@ func inferCompare(c *ictx) {
 		return
 	}
 	c.setShape(0, Bool, broadcast(shapes...))
-	if c.n.OpType == "Equal" && foldSymbolic("Equal", c.in(0), c.in(1), c.out(0)) {
-		return
-	}
 	foldArith(c)
 }
 
