@@ -396,12 +396,15 @@ def benchmarks(bench, quick):
     bench.rows.append(["bf16 matmul 8192^3 (ceiling)", "torch.matmul", f"{ms:.3f}", f"{bench.ceiling:.1f}", "100%",
                        "", ""])
 
-    for d in (64, 128):
-        for n in ((1024, 4096) if quick else (1024, 2048, 4096, 8192, 16384)):
-            q, k, v = (torch.randn(1, 16, n, d, device=DEV, generator=gen, dtype=torch.bfloat16) for _ in range(3))
-            compare_all(bench, f"bf16 H=16 d={d} N={n}", q, k, v, d ** -0.5, simt=n <= 4096)
-        q, k, v = (torch.randn(1, 16, 4096, d, device=DEV, generator=gen, dtype=torch.bfloat16) for _ in range(3))
-        compare_all(bench, f"bf16 H=16 d={d} N=4096 causal", q, k, v, d ** -0.5, causal=True, simt=False)
+    for dname, dt in (("bf16", torch.bfloat16), ("f16", torch.float16)):
+        for d in (64, 128):
+            for n in ((1024, 4096) if quick else (4096, 8192, 16384)):
+                q, k, v = (torch.randn(1, 16, n, d, device=DEV, generator=gen, dtype=dt) for _ in range(3))
+                compare_all(bench, f"{dname} H=16 d={d} N={n}", q, k, v, d ** -0.5,
+                            simt=n <= 4096 and dt == torch.bfloat16, max_s=1.0)
+            q, k, v = (torch.randn(1, 16, 8192, d, device=DEV, generator=gen, dtype=dt) for _ in range(3))
+            compare_all(bench, f"{dname} H=16 d={d} N=8192 causal", q, k, v, d ** -0.5, causal=True, simt=False,
+                        max_s=1.0)
 
     # Seed 1: 16 heads of dim 4 with a (1,1,N,N) bool mask, N = 10,000, fp16.
     n = 10000

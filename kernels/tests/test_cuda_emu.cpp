@@ -238,6 +238,10 @@ int main(int argc, char** argv) {
       {"d 4, additive (B,1,1,Nk)", ATTNOPT_F16, 2, 2, 2, 33, 47, 4, 4, 2, false},
       {"causal Nq 100 > Nk 70 (empty rows)", ATTNOPT_BF16, 1, 1, 1, 100, 70, 32, 32, 0, true},
       {"causal Nq 40 < Nk 90", ATTNOPT_F16, 1, 2, 1, 40, 90, 16, 16, 0, true},
+      // Long enough for interior tiles (no per-element checks) beside diagonal ones.
+      {"causal N 300, d 64 (32 rows per warp)", ATTNOPT_F16, 1, 1, 1, 300, 300, 64, 64, 0, true},
+      {"causal N 200, d 128 (16 rows per warp)", ATTNOPT_BF16, 1, 1, 1, 200, 200, 128, 128, 0, true},
+      {"N 260, Nk 333, d 48, no mask", ATTNOPT_F16, 1, 2, 2, 260, 333, 48, 48, 0, false},
       {"d 256", ATTNOPT_F16, 1, 1, 1, 20, 70, 256, 256, 0, false},
       {"Dqk 130, Dv 72 (scalar loads)", ATTNOPT_BF16, 1, 1, 1, 30, 66, 130, 72, 1, false},
       {"SAGAN Dqk 8, Dv 64", ATTNOPT_F16, 1, 1, 1, 80, 80, 8, 64, 0, false},

@@ -1,4 +1,4 @@
-// The sm_80 PTX the tensor-core kernel uses: cp.async, ldmatrix, mma.sync.
+// The sm_80 PTX the tensor-core kernel uses: cp.async, ldmatrix, mma.sync, ex2.approx.
 // Under ATTNOPT_CUDA_EMULATION (tests/emu) the same names come from a CPU
 // emulation that follows the PTX ISA's fragment layouts, so the kernel source
 // itself can be run and checked on a machine without a GPU.
@@ -19,6 +19,14 @@ namespace cuda {
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+}
+// 2^x in one MUFU.EX2 (max relative error about 2^-22; subnormal results
+// flush to 0, harmless for softmax weights relative to a maximum of 1);
+// exp2f adds range scaling for subnormals on every call.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }

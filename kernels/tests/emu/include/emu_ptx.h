@@ -5,6 +5,7 @@
 #ifndef ATTNOPT_EMU_PTX_H_
 #define ATTNOPT_EMU_PTX_H_
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -30,6 +31,7 @@ inline void cp_async16(void* smem, const void* gmem) {
   }
   std::memcpy(smem, gmem, 16);
 }
+inline float fast_exp2(float x) { return std::exp2(x); }
 inline void cp_async_commit() {}
 inline void cp_async_wait_all() {}
 inline void ldmatrix_x4(uint32_t (&r)[4], const void* smem) { attnopt_emu::ldmatrix_x4(r, smem, false); }
