@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # CI for kernels/: build the CPU library, the ONNX Runtime custom-op library
 # and the tests, run ctest (with ONNX Runtime's real CPU library), then make
-# sure every CUDA source compiles for sm_70, sm_75, sm_80, sm_86 and sm_90,
-# installing Debian's CUDA 11.8 toolkit first when nvcc is absent.
-# Usage (from anywhere, as root or with sudo): bash kernels/ci.sh
+# sure every CUDA source compiles for sm_75, sm_80, sm_86 and sm_90 with
+# CUDA 13.0's nvcc from PyPI (scripts/install-cuda.sh; no root needed).
+# Usage (from anywhere): bash kernels/ci.sh
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"
@@ -35,23 +35,17 @@ echo "CPU build + tests: $(( $(stamp) - t0 ))s"
 
 echo "== kernels: CUDA toolkit"
 t0=$(stamp)
-if ! command -v nvcc >/dev/null 2>&1; then
-  if [[ $EUID -ne 0 ]] && command -v sudo >/dev/null 2>&1; then
-    sudo bash "$here/scripts/install-cuda.sh"
-  else
-    bash "$here/scripts/install-cuda.sh"
-  fi
-fi
-nvcc --version | tail -1
-echo "CUDA toolkit ready: $(( $(stamp) - t0 ))s"
+cuda_root="$(bash "$here/scripts/install-cuda.sh")"
+export PATH="$cuda_root/bin:$PATH"
+echo "CUDA toolkit ready ($cuda_root): $(( $(stamp) - t0 ))s"
 
-echo "== kernels: CUDA build for sm_70 sm_75 sm_80 sm_86 sm_90"
+echo "== kernels: CUDA build for sm_75 sm_80 sm_86 sm_90"
 t0=$(stamp)
 cmake -S "$here" -B "$build/cuda" -DCMAKE_BUILD_TYPE=Release -DATTNOPT_CUDA=ON \
-  -DCMAKE_CUDA_ARCHITECTURES="70;75;80;86;90" \
+  -DCMAKE_CUDA_COMPILER="$cuda_root/bin/nvcc" -DCMAKE_CUDA_ARCHITECTURES="75;80;86;90" \
   -DORT_INCLUDE_DIR="$ort_include" -DATTNOPT_ORT_LIBRARY="$ort_lib"
 cmake --build "$build/cuda" -j "$jobs"
 # No GPU here: the CUDA-enabled libraries must still serve the CPU path.
-ctest --test-dir "$build/cuda" --output-on-failure
+ctest --test-dir "$build/cuda" --output-on-failure -E cuda_emulated  # the emulation ran above
 echo "CUDA build: $(( $(stamp) - t0 ))s"
 echo "kernels CI passed in $(( $(stamp) - t_start ))s"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command. Builds and tests the kernels first (the CPU
 # library and ONNX Runtime custom-op library, then a compile of the CUDA
-# sources for sm_70…sm_90), so the Go tests can run attnopt.FlashAttention in
+# sources for sm_75…sm_90), so the Go tests can run attnopt.FlashAttention in
 # real ONNX Runtime; then vets and tests all Go packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."

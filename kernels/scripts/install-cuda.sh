@@ -1,23 +1,23 @@
 #!/usr/bin/env bash
-# Installs Debian's nvidia-cuda-toolkit (CUDA 11.8, non-free) when nvcc is
-# absent, so CI can compile the kernels without a GPU. Needs root and apt.
+# Installs CUDA 13.0's compiler (nvcc, cicc, ptxas, headers, the static
+# runtime) from NVIDIA's PyPI wheels into a folder of its own and prints that
+# toolkit's root (add ROOT/bin to PATH). About 150 MB from PyPI, pip's cache
+# reused on later runs: a few seconds then, against tens of minutes for
+# Debian's 2 GB nvidia-cuda-toolkit on a busy CI machine. 13.0 is the version
+# on the project's GPU machine (kernels/README.md, GPU results); CUDA 13
+# compiles sm_75 and newer (Volta, sm_70, needs CUDA 12 or older).
+# Usage: ROOT=$(bash kernels/scripts/install-cuda.sh [DIR])   (no root needed)
 set -euo pipefail
-if command -v nvcc >/dev/null 2>&1; then
-  echo "nvcc already present: $(command -v nvcc)"; exit 0
+dir="${1:-${XDG_CACHE_HOME:-$HOME/.cache}/attnopt/cuda-13.0.88}"
+root="$dir/nvidia/cu13"
+if [[ ! -x "$root/bin/nvcc" || ! -f "$root/lib/libcudart_static.a" ]]; then
+  python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps --target "$dir" \
+    nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 \
+    nvidia-cuda-runtime==13.0.96 nvidia-cuda-cccl==13.0.85 >&2
 fi
-src=/etc/apt/sources.list.d/debian-nonfree.sources
-if [[ ! -f "$src" ]]; then
-  cat > "$src" <<'SRC'
-Types: deb
-URIs: http://deb.debian.org/debian
-Suites: bookworm bookworm-updates
-Components: contrib non-free non-free-firmware
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-SRC
-fi
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -q
-# --no-install-recommends skips the docs, the Nsight GUIs and the driver stack,
-# which nvcc does not need to compile.
-apt-get install -y -q --no-install-recommends nvidia-cuda-toolkit
-nvcc --version | tail -2
+# nvcc.profile links from lib64 and CMake's FindCUDAToolkit looks for an
+# unversioned libcudart.so; the wheels install lib/ and libcudart.so.13.
+[[ -e "$root/lib64" ]] || ln -s lib "$root/lib64"
+[[ -e "$root/lib/libcudart.so" ]] || ln -s libcudart.so.13 "$root/lib/libcudart.so"
+"$root/bin/nvcc" --version | tail -1 >&2
+echo "$root"
