@@ -1,5 +1,6 @@
 #include "cpu/attention_core.h"
 
+#include <atomic>
 #include <cstring>
 #include <limits>
 
@@ -10,7 +11,10 @@ namespace attnopt {
 
 // Packed key tiles are kept per thread up to this size; above it (very long
 // keys with wide heads) each chunk packs its tiles again.
-constexpr int64_t kPackedBudgetFloats = int64_t{16} << 20;  // 64 MiB
+constexpr int64_t kDefaultPackedBudget = int64_t{16} << 20;  // floats: 64 MiB
+static std::atomic<int64_t> g_packed_budget{kDefaultPackedBudget};
+
+void cpu_set_packed_budget(int64_t floats) { g_packed_budget.store(floats > 0 ? floats : kDefaultPackedBudget); }
 
 void load_row(attnopt_dtype t, const void* base, int64_t off, int64_t n, int64_t sd, float* dst) {
   switch (t) {
@@ -77,7 +81,7 @@ void attend_block(const CoreProblem& p, int64_t b, int64_t hq, int64_t hkv, Toke
   if (sc.buf.size() < need) sc.buf.resize(need);
   const int64_t tiles = (keys.count + kCpuBlockK - 1) / kCpuBlockK;
   const int64_t packed = tiles * k.tile_floats(p.dqk, p.dv) + 16;
-  if (packed > kPackedBudgetFloats) {
+  if (packed > g_packed_budget.load(std::memory_order_relaxed)) {
     k.attend_chunk(p, b, hq, hkv, queries, keys, sc.buf.data(), nullptr, nullptr);
     return;
   }

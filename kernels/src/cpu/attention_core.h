@@ -61,6 +61,10 @@ struct CoreScratch {
 void attend_block(const CoreProblem& p, int64_t b, int64_t hq, int64_t hkv, TokenSpan queries,
                   TokenSpan keys, CoreScratch& scratch);
 
+// Largest packed key-tile cache per thread, in floats (default 64 MiB worth);
+// above it every chunk packs its own tiles. A test hook for that path.
+void cpu_set_packed_budget(int64_t floats);
+
 // Row conversions to and from float for the I/O types (portable code, used
 // by every instruction-set variant for Q rows, outputs and strided rows).
 void load_row(attnopt_dtype t, const void* base, int64_t off, int64_t n, int64_t stride, float* dst);
