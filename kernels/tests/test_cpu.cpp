@@ -2,11 +2,13 @@
 // Dqk != Dv, GQA, rank 3, strided layouts, f32/f16/bf16, and WindowAttention in
 // 1D/2D/3D with and without shift; flash and window run once per instruction
 // set this processor supports (generic, AVX2, AVX-512); "exp" checks each
-// set's vector exp against std::exp. Usage: test_cpu [flash|window|exp|args|all]
+// set's vector exp against std::exp; "threads" the persistent thread pool. Usage: test_cpu [flash|window|exp|threads|args|all]
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <thread>
 
 #include "cpu/attention_core.h"
 #include "cpu/cpu_isa.h"
@@ -443,6 +445,55 @@ void test_exp(const attnopt::TileKernels& k) {
   EXPECT_TRUE(std::isnan(out[6]), "%s exp(NaN) must be NaN", attnopt::cpu_isa_name(k.isa));
 }
 
+// The persistent pool: calls from several threads at once (one gets the pool,
+// the others run on their own thread), and thread counts changing between
+// calls. Every output must equal the single-threaded one bit for bit (a work
+// item's arithmetic does not depend on the thread that runs it).
+void test_threads() {
+  std::mt19937 rng(5);
+  const int64_t H = 4, N = 300, D = 16;
+  Tensor q = make_tensor(ATTNOPT_F32, H * N * D, rng), k = make_tensor(ATTNOPT_F32, H * N * D, rng),
+         v = make_tensor(ATTNOPT_F32, H * N * D, rng);
+  auto params = [&](float* out) {
+    attnopt_flash_params p{};
+    p.dtype = ATTNOPT_F32;
+    p.batch = 1; p.heads_q = p.heads_kv = H; p.len_q = p.len_k = N; p.dim_qk = p.dim_v = D;
+    p.q.data = q.data(); contiguous_strides(H, N, D, p.q.stride);
+    p.k.data = k.data(); contiguous_strides(H, N, D, p.k.stride);
+    p.v.data = v.data(); contiguous_strides(H, N, D, p.v.stride);
+    p.o = out; contiguous_strides(H, N, D, p.o_stride);
+    p.scale = 0.25f;
+    p.causal = 1;
+    return p;
+  };
+  std::vector<float> want(H * N * D);
+  attnopt_cpu_set_num_threads(1);
+  attnopt_flash_params p = params(want.data());
+  EXPECT_TRUE(attnopt_cpu_flash_attention_fwd(&p) == ATTNOPT_OK, "single-thread run");
+  int mismatches = 0;
+  for (int threads : {2, 4, 3, 8}) {
+    attnopt_cpu_set_num_threads(threads);
+    std::vector<std::vector<float>> outs(3, std::vector<float>(H * N * D));
+    std::vector<std::thread> callers;
+    std::atomic<int> bad{0};
+    for (int c = 0; c < 3; ++c)
+      callers.emplace_back([&, c] {
+        for (int rep = 0; rep < 5; ++rep) {
+          std::fill(outs[c].begin(), outs[c].end(), std::nanf(""));
+          attnopt_flash_params pc = params(outs[c].data());
+          if (attnopt_cpu_flash_attention_fwd(&pc) != ATTNOPT_OK ||
+              std::memcmp(outs[c].data(), want.data(), want.size() * sizeof(float)) != 0)
+            ++bad;
+        }
+      });
+    for (auto& t : callers) t.join();
+    mismatches += bad.load();
+  }
+  attnopt_cpu_set_num_threads(0);
+  std::printf("thread pool: 4 thread counts x 3 concurrent callers x 5 calls, %d mismatches\n", mismatches);
+  EXPECT_TRUE(mismatches == 0, "%d multithreaded outputs differ from the single-threaded one", mismatches);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -458,6 +509,7 @@ int main(int argc, char** argv) {
     if (which == "flash" || which == "all") test_flash();
     if (which == "window" || which == "all") test_window();
   }
+  if (which == "threads" || which == "all") test_threads();
   if (which == "args" || which == "all") test_args();
   if (g_failures) {
     std::fprintf(stderr, "%d check(s) failed\n", g_failures);
