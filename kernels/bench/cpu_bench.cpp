@@ -166,6 +166,53 @@ double flops(const Shape& s) {
   return s.causal ? f * (s.n + 1) / (2.0 * s.n) : f;
 }
 
+struct WindowShape {
+  const char* name;
+  int64_t heads, d;
+  int ndim;
+  int64_t grid[3], window[3];
+};
+
+// WindowAttention on the same tiles; FLOPs count each token's own window.
+void bench_window(const WindowShape& w, int rounds, double peak) {
+  int64_t n = 1, wsize = 1;
+  for (int a = 0; a < w.ndim; ++a) {
+    n *= w.grid[a];
+    wsize *= w.window[a];  // the grids below are divided evenly
+  }
+  std::mt19937 rng(3);
+  std::vector<float> q, k, v, o(w.heads * n * w.d);
+  std::vector<uint16_t> unused;
+  fill(q, unused, w.heads * n * w.d, ATTNOPT_F32, rng);
+  fill(k, unused, w.heads * n * w.d, ATTNOPT_F32, rng);
+  fill(v, unused, w.heads * n * w.d, ATTNOPT_F32, rng);
+  attnopt_window_params p{};
+  p.dtype = ATTNOPT_F32;
+  p.batch = 1; p.heads_q = p.heads_kv = w.heads; p.len = n; p.dim_qk = p.dim_v = w.d;
+  p.q.data = q.data(); contiguous(w.heads, n, w.d, p.q.stride);
+  p.k.data = k.data(); contiguous(w.heads, n, w.d, p.k.stride);
+  p.v.data = v.data(); contiguous(w.heads, n, w.d, p.v.stride);
+  p.o = o.data(); contiguous(w.heads, n, w.d, p.o_stride);
+  p.ndim = w.ndim;
+  for (int a = 0; a < w.ndim; ++a) {
+    p.grid[a] = w.grid[a];
+    p.window[a] = w.window[a];
+    p.shift[a] = w.window[a] / 2;
+  }
+  p.scale = 1.0f / std::sqrt(static_cast<float>(w.d));
+  attnopt_cpu_window_attention_fwd(&p);
+  std::vector<double> t;
+  for (int r = 0; r < rounds; ++r) {
+    const double t0 = Clock::now();
+    if (attnopt_cpu_window_attention_fwd(&p) != ATTNOPT_OK) std::exit(1);
+    t.push_back(seconds(t0));
+  }
+  std::sort(t.begin(), t.end());
+  const double gf = 2.0 * w.heads * n * wsize * (2 * w.d) / t.front() * 1e-9;
+  std::printf("| %s | %.2f | %.2f | %.1f | %.0f %% |\n", w.name, t.front() * 1e3, t[t.size() / 2] * 1e3, gf,
+              100.0 * gf / peak);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -200,6 +247,7 @@ int main(int argc, char** argv) {
       {"SAGAN 1 head Dqk 8 / Dv 64, N 8192", 1, 8192, 8, 64, false, false, ATTNOPT_F32},
       {"16 heads d 4, bool mask, N 2048", 16, 2048, 4, 4, true, false, ATTNOPT_F32},
       {"16 heads d 4, bool mask, N 2048, f16", 16, 2048, 4, 4, true, false, ATTNOPT_F16},
+      {"4 heads d 32, N 2048", 4, 2048, 32, 32, false, false, ATTNOPT_F32},
       {"causal 4 heads d 32, N 2048", 4, 2048, 32, 32, false, true, ATTNOPT_F32},
       {"8 heads d 128, N 2048", 8, 2048, 128, 128, false, false, ATTNOPT_F32},
       {"seed: 16 heads d 4, bool mask, N 10000, f16", 16, 10000, 4, 4, true, false, ATTNOPT_F16},
@@ -222,5 +270,11 @@ int main(int argc, char** argv) {
                 100.0 * gf / peak);
     std::fflush(stdout);
   }
+  const std::vector<WindowShape> windows = {
+      {"window 2D: 3 heads d 32, 56x56 grid, 7x7 windows", 3, 32, 2, {56, 56, 1}, {7, 7, 1}},
+      {"window 3D: 4 heads d 32, 32^3 grid, 8^3 windows", 4, 32, 3, {32, 32, 32}, {8, 8, 8}},
+  };
+  for (const WindowShape& w : windows)
+    if (std::string(w.name).find(only) != std::string::npos) bench_window(w, rounds, peak);
   return 0;
 }
