@@ -251,6 +251,7 @@ int main(int argc, char** argv) {
       {"causal 4 heads d 32, N 2048", 4, 2048, 32, 32, false, true, ATTNOPT_F32},
       {"8 heads d 128, N 2048", 8, 2048, 128, 128, false, false, ATTNOPT_F32},
       {"seed: 16 heads d 4, bool mask, N 10000, f16", 16, 10000, 4, 4, true, false, ATTNOPT_F16},
+      {"seed: SAGAN 256x256, Dqk 8 / Dv 64, N 65536", 1, 65536, 8, 64, false, false, ATTNOPT_F32},
   };
   std::printf("| shape | min CPU ms | median CPU ms | GFLOP/s per core (min) | %% of peak |\n|---|---:|---:|---:|---:|\n");
   for (const Shape& s : shapes) {
