@@ -13,7 +13,8 @@ Single-threaded by default (ORT intra_op_num_threads=1, ATTNOPT_NUM_THREADS=1).
 import argparse
 import os
 import statistics
-import time
+
+import ort_bench_common as common
 
 
 def main():
@@ -30,11 +31,7 @@ def main():
     import numpy as np
     import onnxruntime as ort
 
-    clock = time.perf_counter if a.wall else time.process_time
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = a.threads
-    so.inter_op_num_threads = 1
-    so.register_custom_ops_library(os.path.abspath(a.lib))
+    so = common.session_options(ort, a.lib, a.threads)
     paths = {"original": a.original, "rewritten": a.rewritten}
     names = [a.one] if a.one else ["original", "rewritten"]
     sess = {k: ort.InferenceSession(paths[k], so, providers=["CPUExecutionProvider"]) for k in names}
@@ -44,17 +41,12 @@ def main():
         shape = [d if isinstance(d, int) else 1 for d in i.shape]
         feeds[i.name] = rng.standard_normal(shape).astype(np.float32)
     outs = {k: s.run(None, feeds)[0] for k, s in sess.items()}  # warm-up
-    print(f"onnxruntime {ort.__version__}, threads {a.threads}, {'wall' if a.wall else 'process CPU'} time, "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(common.describe(ort, a.threads, a.wall))
     if len(outs) == 2:
         o, r = outs["original"], outs["rewritten"]
         print(f"max |rewritten - original| {np.max(np.abs(r - o)):.2e} (max |original| {np.max(np.abs(o)):.2e})")
-    times = {k: [] for k in names}
-    for rnd in range(a.rounds):
-        for k in (names if rnd % 2 == 0 else names[::-1]):
-            t0 = clock()
-            sess[k].run(None, feeds)
-            times[k].append(clock() - t0)
+    runs = {k: (lambda s=s: s.run(None, feeds)) for k, s in sess.items()}
+    times = common.interleaved(runs, a.rounds, common.clock(a.wall))
     for k in names:
         print(f"{k}: min {min(times[k]) * 1e3:.1f} ms, median {statistics.median(times[k]) * 1e3:.1f} ms")
     if len(names) == 2:

@@ -19,7 +19,8 @@ import argparse
 import os
 import statistics
 import sys
-import time
+
+import ort_bench_common as common
 
 SHAPES = {
     # name: heads, N, Dqk, Dv, bool mask (1,1,N,N), causal
@@ -98,13 +99,8 @@ def main():
     import onnxruntime as ort
     from onnx import TensorProto, helper
 
-    clock = time.perf_counter if a.wall else time.process_time
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = a.threads
-    so.inter_op_num_threads = 1
-    so.register_custom_ops_library(os.path.abspath(a.lib))
-    print(f"onnxruntime {ort.__version__}, threads {a.threads}, {'wall' if a.wall else 'process CPU'} time, "
-          f"{a.rounds} interleaved rounds; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    so = common.session_options(ort, a.lib, a.threads)
+    print(f"{common.describe(ort, a.threads, a.wall)}; {a.rounds} interleaved rounds")
     print("| shape | attnopt min ms | MHA min ms | ratio of minima | ratio of medians |")
     print("|---|---:|---:|---:|---:|")
     for name in a.shape or DEFAULT:
@@ -121,14 +117,8 @@ def main():
             ref = outs["mha"].reshape(1, N, H, Dv).transpose(0, 2, 1, 3)
             err = np.linalg.norm(outs["attnopt"] - ref) / np.linalg.norm(ref)
             print(f"{name}: relative L2 difference attnopt vs MHA {err:.2e}", file=sys.stderr)
-        times = {k: [] for k in sides}
-        order = list(sides)
-        for r in range(a.rounds):
-            for k in (order if r % 2 == 0 else order[::-1]):
-                s, f = sides[k]
-                t0 = clock()
-                s.run(None, f)
-                times[k].append(clock() - t0)
+        runs = {k: (lambda s=s, f=f: s.run(None, f)) for k, (s, f) in sides.items()}
+        times = common.interleaved(runs, a.rounds, common.clock(a.wall))
         if len(sides) == 1:
             (k, t), = times.items()
             print(f"| {name} ({k} only) | {min(t) * 1e3:.1f} | | | |")
