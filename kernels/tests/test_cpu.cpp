@@ -1,11 +1,17 @@
 // CPU kernels against the float64 reference: every mask kind, head dims 4..256,
 // Dqk != Dv, GQA, rank 3, strided layouts, f32/f16/bf16, and WindowAttention in
-// 1D/2D/3D with and without shift. Usage: test_cpu [flash|window|args|all]
+// 1D/2D/3D with and without shift; flash and window run once per instruction
+// set this processor supports (generic, AVX2, AVX-512); "exp" checks each
+// set's vector exp against std::exp; "threads" the persistent thread pool. Usage: test_cpu [flash|window|exp|threads|args|all]
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <thread>
 
+#include "cpu/attention_core.h"
+#include "cpu/cpu_isa.h"
 #include "reference.h"
 #include "test_util.h"
 
@@ -32,6 +38,7 @@ struct FlashCase {
   std::vector<int64_t> mask_shape;                  // rank 2..4, right-aligned
   bool causal = false;
   bool dead_rows = false;  // bool mask: every 5th query row sees no key
+  bool block_sparse = false;  // bool mask: keys 64..191 masked for every query
   double scale = 0;        // 0: 1/sqrt(Dqk)
 };
 
@@ -84,6 +91,11 @@ MaskData make_mask(const FlashCase& c, std::mt19937& rng) {
         if (q % 5 == 0) m.bools[i] = 0;
       }
     }
+    if (c.block_sparse)  // keys 64..191: two whole key tiles, for every query
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t key = i % shape[3];
+        if (key >= 64 && key < 192) m.bools[i] = 0;
+      }
     for (int64_t i = 0; i < n; ++i) m.additive[i] = m.bools[i] ? 0.0 : -kInf;
     m.ptr = m.bools.data();
   } else {
@@ -257,6 +269,39 @@ void test_flash() {
   c.name = "single query and key";
   c.Nq = c.Nk = 1;
   run_flash(c);
+  // Several query chunks (128 rows) and key tiles (64 keys), partial last ones.
+  c = FlashCase{};
+  c.name = "long: Nq 300, Nk 333, d 20 / Dv 12";
+  c.Nq = 300; c.Nk = 333; c.Dqk = 20; c.Dv = 12;
+  run_flash(c);
+  c.name = "long causal Nq 300, Nk 333, bool mask (1,1,Nq,Nk)";
+  c.causal = true; c.mask = MaskKind::Bool; c.mask_shape = {1, 1, 300, 333};
+  run_flash(c);
+  c = FlashCase{};
+  c.name = "long, key padding mask (B,1,1,N), f16 storage";
+  c.B = 2; c.Nq = 200; c.Nk = 260; c.Dqk = 8; c.Dv = 2;
+  c.mask = MaskKind::Additive; c.mask_float = ATTNOPT_MASK_F16; c.mask_shape = {2, 1, 1, 260};
+  run_flash(c);
+  for (attnopt_dtype t : dtypes) {
+    c = FlashCase{};
+    c.dtype = t;
+    c.name = "long, Dqk 4 / Dv 4, bool (1,1,N,N), tiles packed per chunk";
+    c.Hq = 4; c.Hkv = 2; c.Nq = c.Nk = 260; c.Dqk = c.Dv = 4;
+    c.mask = MaskKind::Bool; c.mask_shape = {1, 1, 260, 260};
+    attnopt::cpu_set_packed_budget(1);  // the path for keys too long to cache
+    run_flash(c);
+    attnopt::cpu_set_packed_budget(0);
+    c.name = "long, Dqk 4 / Dv 4, bool (1,1,N,N)";
+    run_flash(c);
+  }
+  // Whole key tiles masked for every query (skipped) and rows without keys.
+  c = FlashCase{};
+  c.name = "bool mask with fully masked key tiles";
+  c.Nq = 150; c.Nk = 300; c.mask = MaskKind::Bool; c.mask_shape = {150, 300}; c.block_sparse = true;
+  run_flash(c);
+  c.name = "key padding with fully masked key tiles";
+  c.mask_shape = {1, 1, 1, 300};
+  run_flash(c);
 }
 
 struct WindowCase {
@@ -368,12 +413,103 @@ void test_args() {
   std::printf("argument checks done\n");
 }
 
+// The tile kernels' vector exp against std::exp (double): maximum relative
+// error over [-87, 88.3] and the documented edge values.
+void test_exp(const attnopt::TileKernels& k) {
+  const int64_t n = 1 << 21;
+  std::vector<float> x(n), y(n);
+  for (int64_t i = 0; i < n; ++i) x[i] = -87.0f + (88.3f + 87.0f) * static_cast<float>(i) / (n - 1);
+  k.exp_n(x.data(), y.data(), n);
+  double worst = 0;
+  float at = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double e = std::exp(static_cast<double>(x[i]));
+    const double rel = std::fabs(y[i] - e) / e;
+    if (rel > worst) {
+      worst = rel;
+      at = x[i];
+    }
+  }
+  std::printf("exp %-8s max relative error %.2e (%.1f ulp of 2^-24) at x = %.6g\n",
+              attnopt::cpu_isa_name(k.isa), worst, worst / 5.9604644775390625e-8, at);
+  EXPECT_TRUE(worst <= 2.5e-7, "%s exp: max relative error %.3e", attnopt::cpu_isa_name(k.isa), worst);
+  const float edge[] = {-std::numeric_limits<float>::infinity(), -1000.f, -87.5f, 0.f, 100.f,
+                        std::numeric_limits<float>::infinity(), std::nanf("")};
+  float out[7];
+  k.exp_n(edge, out, 7);
+  EXPECT_TRUE(out[0] == 0.f && out[1] == 0.f && out[2] == 0.f, "%s exp: below -87 must be exactly 0",
+              attnopt::cpu_isa_name(k.isa));
+  EXPECT_TRUE(out[3] == 1.f, "%s exp(0) = %g", attnopt::cpu_isa_name(k.isa), out[3]);
+  EXPECT_TRUE(std::isinf(out[4]) && std::isinf(out[5]), "%s exp: overflow must give +inf",
+              attnopt::cpu_isa_name(k.isa));
+  EXPECT_TRUE(std::isnan(out[6]), "%s exp(NaN) must be NaN", attnopt::cpu_isa_name(k.isa));
+}
+
+// The persistent pool: calls from several threads at once (one gets the pool,
+// the others run on their own thread), and thread counts changing between
+// calls. Every output must equal the single-threaded one bit for bit (a work
+// item's arithmetic does not depend on the thread that runs it).
+void test_threads() {
+  std::mt19937 rng(5);
+  const int64_t H = 4, N = 300, D = 16;
+  Tensor q = make_tensor(ATTNOPT_F32, H * N * D, rng), k = make_tensor(ATTNOPT_F32, H * N * D, rng),
+         v = make_tensor(ATTNOPT_F32, H * N * D, rng);
+  auto params = [&](float* out) {
+    attnopt_flash_params p{};
+    p.dtype = ATTNOPT_F32;
+    p.batch = 1; p.heads_q = p.heads_kv = H; p.len_q = p.len_k = N; p.dim_qk = p.dim_v = D;
+    p.q.data = q.data(); contiguous_strides(H, N, D, p.q.stride);
+    p.k.data = k.data(); contiguous_strides(H, N, D, p.k.stride);
+    p.v.data = v.data(); contiguous_strides(H, N, D, p.v.stride);
+    p.o = out; contiguous_strides(H, N, D, p.o_stride);
+    p.scale = 0.25f;
+    p.causal = 1;
+    return p;
+  };
+  std::vector<float> want(H * N * D);
+  attnopt_cpu_set_num_threads(1);
+  attnopt_flash_params p = params(want.data());
+  EXPECT_TRUE(attnopt_cpu_flash_attention_fwd(&p) == ATTNOPT_OK, "single-thread run");
+  int mismatches = 0;
+  for (int threads : {2, 4, 3, 8}) {
+    attnopt_cpu_set_num_threads(threads);
+    std::vector<std::vector<float>> outs(3, std::vector<float>(H * N * D));
+    std::vector<std::thread> callers;
+    std::atomic<int> bad{0};
+    for (int c = 0; c < 3; ++c)
+      callers.emplace_back([&, c] {
+        for (int rep = 0; rep < 5; ++rep) {
+          std::fill(outs[c].begin(), outs[c].end(), std::nanf(""));
+          attnopt_flash_params pc = params(outs[c].data());
+          if (attnopt_cpu_flash_attention_fwd(&pc) != ATTNOPT_OK ||
+              std::memcmp(outs[c].data(), want.data(), want.size() * sizeof(float)) != 0)
+            ++bad;
+        }
+      });
+    for (auto& t : callers) t.join();
+    mismatches += bad.load();
+  }
+  attnopt_cpu_set_num_threads(0);
+  std::printf("thread pool: 4 thread counts x 3 concurrent callers x 5 calls, %d mismatches\n", mismatches);
+  EXPECT_TRUE(mismatches == 0, "%d multithreaded outputs differ from the single-threaded one", mismatches);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string which = argc > 1 ? argv[1] : "all";
-  if (which == "flash" || which == "all") test_flash();
-  if (which == "window" || which == "all") test_window();
+  // Every instruction set this processor runs, so each variant is tested.
+  for (attnopt::CpuIsa isa : {attnopt::CpuIsa::kGeneric, attnopt::CpuIsa::kAvx2, attnopt::CpuIsa::kAvx512}) {
+    if (!attnopt::cpu_isa_force(isa)) {
+      std::printf("== %s kernels: not supported here, skipped\n", attnopt::cpu_isa_name(isa));
+      continue;
+    }
+    std::printf("== %s kernels\n", attnopt::cpu_isa_name(isa));
+    if (which == "exp" || which == "all") test_exp(attnopt::cpu_tile_kernels());
+    if (which == "flash" || which == "all") test_flash();
+    if (which == "window" || which == "all") test_window();
+  }
+  if (which == "threads" || which == "all") test_threads();
   if (which == "args" || which == "all") test_args();
   if (g_failures) {
     std::fprintf(stderr, "%d check(s) failed\n", g_failures);
