@@ -47,6 +47,9 @@ func LoadBytes(data []byte, dir string) (*Model, error) {
 // FromProto builds the IR over a parsed model; pb is kept and must not be
 // changed by the caller afterwards.
 func FromProto(pb *onnxpb.ModelProto, dir string) (*Model, error) {
+	if err := checkModelProto(pb); err != nil {
+		return nil, err
+	}
 	m := &Model{pb: pb, src: newSource(dir), IRVersion: pb.GetIrVersion()}
 	for _, o := range pb.OpsetImport {
 		m.Opsets = append(m.Opsets, Opset{Domain: o.GetDomain(), Version: o.GetVersion()})
@@ -60,6 +63,9 @@ func FromProto(pb *onnxpb.ModelProto, dir string) (*Model, error) {
 		return nil, err
 	}
 	InferShapes(g)
+	if err := g.checkShapes(); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -373,8 +379,10 @@ func tensorFromProto(tp *onnxpb.TensorProto, src *source) (*Tensor, error) {
 		if err != nil {
 			return nil, err
 		}
-		if ref.offset+size > st.Size() {
-			return nil, badInput("tensor %q: external data %q ends at %d bytes, tensor needs bytes %d..%d", t.Name, ref.location, st.Size(), ref.offset, ref.offset+size)
+		// Written so that no sum can overflow: offset and size are each
+		// at most 2^63-1.
+		if size > st.Size() || ref.offset > st.Size()-size {
+			return nil, badInput("tensor %q: external data %q ends at %d bytes, tensor needs %d bytes from offset %d", t.Name, ref.location, st.Size(), size, ref.offset)
 		}
 		t.ext = ref
 		return t, nil

@@ -57,7 +57,15 @@ func Validate(orig, rew *graph.Model, r Runner, opts Options) *Report {
 	}
 	rep := &Report{Runtime: r.Name(), Scope: opts.Scope, Seed: opts.Seed, Pass: true}
 	if opts.Scope == "model" {
-		rep.Checks = []Check{compareModels("model", orig, rew, nil, r, opts)}
+		c := Check{Name: "model"}
+		if err := CheckModelScope(orig, opts.Dims); err != nil {
+			c.Error = "original: " + err.Error()
+		} else if err := CheckModelScope(rew, opts.Dims); err != nil {
+			c.Error = "rewrite: " + err.Error()
+		} else {
+			c = compareModels("model", orig, rew, nil, r, opts)
+		}
+		rep.Checks = []Check{c}
 	} else {
 		rep.Checks = validateSites(orig, rew, r, opts)
 	}
