@@ -78,8 +78,20 @@ func runRewrite(o *rewriteOptions) error {
 	if same, _ := sameFile(o.model, out); same {
 		return usageError{fmt.Errorf("output %s is the input; attnopt never modifies its input", out)}
 	}
+	if err := checkOutputPath("output", out); err != nil {
+		return err
+	}
+	if o.report.path != "" {
+		if err := checkOutputPath("--report", o.report.path); err != nil {
+			return err
+		}
+	}
 	m, err := loadModel(o.model, &o.pins, o.prog)
 	if err != nil {
+		return err
+	}
+	dataFile := filepath.Join(filepath.Dir(out), graph.DataFileName(out))
+	if err := checkNoOverwrite(o.model, m, map[string]string{"output": out, "the output's data file": dataFile, "--report": o.report.path}); err != nil {
 		return err
 	}
 	o.report.snapshot(o.model, m)
