@@ -69,6 +69,14 @@ func Validate(orig, rew *graph.Model, r Runner, opts Options) *Report {
 	} else {
 		rep.Checks = validateSites(orig, rew, r, opts)
 	}
+	// Silent when nothing changed, so reports keep one row per site.
+	if diffs := untouchedChanges(orig, rew); len(diffs) > 0 {
+		msg := diffs[0]
+		if len(diffs) > 1 {
+			msg += fmt.Sprintf(" (and %d more)", len(diffs)-1)
+		}
+		rep.Checks = append(rep.Checks, Check{Name: "outside the sites", Error: msg})
+	}
 	for _, c := range rep.Checks {
 		rep.Pass = rep.Pass && c.Pass
 	}
