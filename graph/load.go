@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 
 	"github.com/attnopt/attnopt/graph/onnxpb"
@@ -126,6 +127,22 @@ func buildGraph(m *Model, gp *onnxpb.GraphProto) (*Graph, error) {
 			}
 		}
 	}
+	g.subNames = map[string]bool{}
+	for _, np := range gp.Node {
+		for _, a := range np.Attribute {
+			for _, sub := range append([]*onnxpb.GraphProto{a.G}, a.Graphs...) {
+				if sub != nil {
+					definedNames(sub, g.subNames)
+				}
+			}
+		}
+	}
+	// ONNX Runtime accepts a subgraph redefining an outer name (its own
+	// BeamSearch test models do); a rewrite must only not add one.
+	g.shadowedAtLoad = map[string]bool{}
+	for _, name := range g.shadowed() {
+		g.shadowedAtLoad[name] = true
+	}
 	for _, vi := range gp.Output {
 		v := g.values[vi.GetName()]
 		if v == nil {
@@ -229,6 +246,42 @@ func appendUnique(vs []*Value, v *Value) []*Value {
 		}
 	}
 	return append(vs, v)
+}
+
+// shadowed lists the names the graph defines that a subgraph defines again.
+func (g *Graph) shadowed() []string {
+	var names []string
+	for name, v := range g.values {
+		if g.subNames[name] && (v.Kind != KindNode || v.producer != nil) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// definedNames adds every name a subgraph and its own subgraphs define.
+func definedNames(g *onnxpb.GraphProto, into map[string]bool) {
+	for _, t := range g.Initializer {
+		into[t.GetName()] = true
+	}
+	for _, vi := range g.Input {
+		into[vi.GetName()] = true
+	}
+	for _, n := range g.Node {
+		for _, o := range n.Output {
+			if o != "" {
+				into[o] = true
+			}
+		}
+		for _, a := range n.Attribute {
+			for _, sub := range append([]*onnxpb.GraphProto{a.G}, a.Graphs...) {
+				if sub != nil {
+					definedNames(sub, into)
+				}
+			}
+		}
+	}
 }
 
 // freeNames lists the names a subgraph reads from enclosing scopes.

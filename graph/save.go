@@ -73,11 +73,32 @@ func (g *Graph) toProto() *onnxpb.GraphProto {
 	out.ValueInfo = nil
 	for _, vi := range g.valueInfo {
 		v := g.values[vi.GetName()]
-		if (v != nil && (v.Kind != KindNode || v.producer != nil)) || (v == nil && g.staleInfo[vi.GetName()]) {
+		if (v != nil && (v.Kind != KindNode || v.producer != nil) && consistent(typeFromProto(vi.GetType()), v.Type)) || (v == nil && g.staleInfo[vi.GetName()]) {
 			out.ValueInfo = append(out.ValueInfo, vi)
 		}
 	}
 	return out
+}
+
+// consistent: a declared type (value_info) that does not contradict the
+// value's current one. A loaded entry whose name a rewrite gave to a value
+// of another type is dropped rather than written stale.
+func consistent(declared, cur Type) bool {
+	if declared.DType != Undefined && cur.DType != Undefined && declared.DType != cur.DType {
+		return false
+	}
+	if !declared.Ranked || !cur.Ranked {
+		return true
+	}
+	if len(declared.Shape) != len(cur.Shape) {
+		return false
+	}
+	for i, d := range declared.Shape {
+		if c := cur.Shape[i]; d.Static() && c.Static() && d.C != c.C {
+			return false
+		}
+	}
+	return true
 }
 
 func containsValue(vs []*Value, v *Value) bool {
@@ -239,6 +260,9 @@ func (m *Model) Save(path string) (SaveResult, error) {
 
 // SaveWith is Save with another protobuf size limit (for tests).
 func (m *Model) SaveWith(path string, maxProto int64) (res SaveResult, err error) {
+	if err := m.VerifyForSave(); err != nil {
+		return res, fmt.Errorf("the model fails the final structural check, nothing written (a bug in attnopt): %w", err)
+	}
 	outDir := filepath.Dir(path)
 	removeStaleTemps(outDir)
 	pb := m.ToProto()

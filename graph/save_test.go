@@ -69,3 +69,53 @@ func TestRemoveTempFiles(t *testing.T) {
 		t.Fatalf("write after RemoveTempFiles: %v, folder %v", err, entries(t, dir))
 	}
 }
+
+// A model over the protobuf limit is written with its initializers of 1 KiB
+// and more in OUT.data (here with a 4 KiB limit standing in for 2 GiB); the
+// output reloads with the same values.
+func TestSaveOverLimitGoesExternal(t *testing.T) {
+	m := testgraph.HFSelfAttention(17, 1, 8, 32, 4).Model()
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.onnx")
+	res, err := m.SaveWith(out, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Externalized || res.DataFile != "out.onnx.data" {
+		t.Fatalf("result %+v", res)
+	}
+	if st, _ := os.Stat(out); st.Size() > 4096 {
+		t.Fatalf("model file is %d bytes", st.Size())
+	}
+	back, err := graph.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := 0
+	for _, v := range m.Graph.Inits {
+		w := back.Graph.Value(v.Name).Const
+		if w.IsExternal() {
+			moved++
+		}
+		if !v.Const.Equal(w) {
+			t.Errorf("initializer %s differs after the round trip", v.Name)
+		}
+	}
+	if moved == 0 {
+		t.Fatal("no initializer moved to external data")
+	}
+}
+
+// The final structural check runs before anything is written.
+func TestSaveRefusesBrokenGraph(t *testing.T) {
+	m := testgraph.SAGAN(17, 16, 4, 4).Model()
+	g := m.Graph
+	g.RemoveNode(g.Nodes[0]) // its output is still read
+	dir := t.TempDir()
+	if _, err := m.Save(filepath.Join(dir, "out.onnx")); err == nil || !strings.Contains(err.Error(), "final structural check") {
+		t.Fatalf("err = %v", err)
+	}
+	if got := entries(t, dir); len(got) != 0 {
+		t.Fatalf("written: %v", got)
+	}
+}

@@ -122,6 +122,9 @@ func runRewrite(o *rewriteOptions) error {
 		return fmt.Errorf("writing %s: %w", out, err)
 	}
 	report.WriteRewrite(o.out, report.NewRewrite(o.model, out, ctx, res), o.explain)
+	if res.Externalized {
+		fmt.Fprintf(o.out, "the output is over protobuf's 2 GiB limit, which ONNX Runtime cannot parse: initializers of 1 KiB and more were moved to %s\n", res.DataFile)
+	}
 	writePlans(o.out, ctx, approx.MemoryBudget > 0)
 	// Approximate sites are always validated: their error is part of the result.
 	// and so is every site of a budgeted rewrite (the plan's measured error).
