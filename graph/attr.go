@@ -1,7 +1,11 @@
 package graph
 
 import (
+	"bytes"
+	"slices"
+
 	"github.com/attnopt/attnopt/graph/onnxpb"
+	"google.golang.org/protobuf/proto"
 )
 
 // AttrKind is an attribute's type (AttributeProto.AttributeType).
@@ -93,4 +97,41 @@ func (n *Node) SetAttr(a *Attr) {
 		}
 	}
 	n.Attrs = append(n.Attrs, a)
+}
+
+// Equal reports whether two attributes have the same name, type and value.
+func (a *Attr) Equal(b *Attr) bool {
+	if a.Name != b.Name || a.Kind != b.Kind {
+		return false
+	}
+	switch a.Kind {
+	case AttrFloat:
+		return a.F == b.F || (a.F != a.F && b.F != b.F)
+	case AttrInt:
+		return a.I == b.I
+	case AttrString:
+		return a.S == b.S
+	case AttrFloats:
+		return slices.Equal(a.Floats, b.Floats)
+	case AttrInts:
+		return slices.Equal(a.Ints, b.Ints)
+	case AttrStrings:
+		return slices.Equal(a.Strings, b.Strings)
+	case AttrTensor:
+		if a.T == nil || b.T == nil {
+			return a.T == b.T
+		}
+		return a.T.Equal(b.T)
+	}
+	return proto.Equal(a.toProto(), b.toProto())
+}
+
+// Equal reports whether two tensors have the same type, dims and bytes.
+func (t *Tensor) Equal(u *Tensor) bool {
+	if t.DType != u.DType || !slices.Equal(t.Dims, u.Dims) {
+		return false
+	}
+	x, err1 := t.Raw()
+	y, err2 := u.Raw()
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }

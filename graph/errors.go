@@ -32,7 +32,8 @@ func IsInputError(err error) bool {
 func withFile(err error, file string) error {
 	var ie *InputError
 	if errors.As(err, &ie) && ie.File == "" {
-		return &InputError{File: file, Msg: ie.Msg}
+		// err.Error() keeps the context wrapped around ie ("tensor …: ").
+		return &InputError{File: file, Msg: err.Error()}
 	}
 	return err
 }

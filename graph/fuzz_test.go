@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/hostile"
 	"github.com/attnopt/attnopt/internal/testgraph"
 	"github.com/attnopt/attnopt/passes"
 )
@@ -16,6 +17,9 @@ func FuzzLoad(f *testing.F) {
 	f.Add(testgraph.HFSelfAttention(17, "batch", "seq", 16, 2).Bytes())
 	f.Add(testgraph.Attention(testgraph.Opts{B: 1, H: 2, N: 4, D: 4, Mask: "causal"}).Bytes())
 	f.Add([]byte("not a model"))
+	for _, b := range hostile.Models() {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := graph.LoadBytes(data, "")
 		if err != nil {

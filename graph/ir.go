@@ -69,6 +69,9 @@ type Graph struct {
 	inputOrder []string        // names of all graph inputs as loaded, initializers included
 	staleInfo  map[string]bool // value_info names that match no value (kept as found)
 	aliasAt    []int           // positions of nodes that redefine a name (see nodeFromProto)
+	subNames   map[string]bool // names defined inside subgraphs (see UniqueName)
+	// names both the graph and a subgraph defined in the file as loaded
+	shadowedAtLoad map[string]bool
 }
 
 // Model returns the model that owns the graph.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 
 	"github.com/attnopt/attnopt/graph/onnxpb"
@@ -47,6 +48,9 @@ func LoadBytes(data []byte, dir string) (*Model, error) {
 // FromProto builds the IR over a parsed model; pb is kept and must not be
 // changed by the caller afterwards.
 func FromProto(pb *onnxpb.ModelProto, dir string) (*Model, error) {
+	if err := checkModelProto(pb); err != nil {
+		return nil, err
+	}
 	m := &Model{pb: pb, src: newSource(dir), IRVersion: pb.GetIrVersion()}
 	for _, o := range pb.OpsetImport {
 		m.Opsets = append(m.Opsets, Opset{Domain: o.GetDomain(), Version: o.GetVersion()})
@@ -60,6 +64,9 @@ func FromProto(pb *onnxpb.ModelProto, dir string) (*Model, error) {
 		return nil, err
 	}
 	InferShapes(g)
+	if err := g.checkShapes(); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -119,6 +126,22 @@ func buildGraph(m *Model, gp *onnxpb.GraphProto) (*Graph, error) {
 				}
 			}
 		}
+	}
+	g.subNames = map[string]bool{}
+	for _, np := range gp.Node {
+		for _, a := range np.Attribute {
+			for _, sub := range append([]*onnxpb.GraphProto{a.G}, a.Graphs...) {
+				if sub != nil {
+					definedNames(sub, g.subNames)
+				}
+			}
+		}
+	}
+	// ONNX Runtime accepts a subgraph redefining an outer name (its own
+	// BeamSearch test models do); a rewrite must only not add one.
+	g.shadowedAtLoad = map[string]bool{}
+	for _, name := range g.shadowed() {
+		g.shadowedAtLoad[name] = true
 	}
 	for _, vi := range gp.Output {
 		v := g.values[vi.GetName()]
@@ -223,6 +246,42 @@ func appendUnique(vs []*Value, v *Value) []*Value {
 		}
 	}
 	return append(vs, v)
+}
+
+// shadowed lists the names the graph defines that a subgraph defines again.
+func (g *Graph) shadowed() []string {
+	var names []string
+	for name, v := range g.values {
+		if g.subNames[name] && (v.Kind != KindNode || v.producer != nil) {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// definedNames adds every name a subgraph and its own subgraphs define.
+func definedNames(g *onnxpb.GraphProto, into map[string]bool) {
+	for _, t := range g.Initializer {
+		into[t.GetName()] = true
+	}
+	for _, vi := range g.Input {
+		into[vi.GetName()] = true
+	}
+	for _, n := range g.Node {
+		for _, o := range n.Output {
+			if o != "" {
+				into[o] = true
+			}
+		}
+		for _, a := range n.Attribute {
+			for _, sub := range append([]*onnxpb.GraphProto{a.G}, a.Graphs...) {
+				if sub != nil {
+					definedNames(sub, into)
+				}
+			}
+		}
+	}
 }
 
 // freeNames lists the names a subgraph reads from enclosing scopes.
@@ -373,8 +432,10 @@ func tensorFromProto(tp *onnxpb.TensorProto, src *source) (*Tensor, error) {
 		if err != nil {
 			return nil, err
 		}
-		if ref.offset+size > st.Size() {
-			return nil, badInput("tensor %q: external data %q ends at %d bytes, tensor needs bytes %d..%d", t.Name, ref.location, st.Size(), ref.offset, ref.offset+size)
+		// Written so that no sum can overflow: offset and size are each
+		// at most 2^63-1.
+		if size > st.Size() || ref.offset > st.Size()-size {
+			return nil, badInput("tensor %q: external data %q ends at %d bytes, tensor needs %d bytes from offset %d", t.Name, ref.location, st.Size(), size, ref.offset)
 		}
 		t.ext = ref
 		return t, nil

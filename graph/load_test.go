@@ -77,20 +77,35 @@ func TestExternalDataRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Copied || len(res.ExternalFiles) != 1 {
-		t.Fatalf("save result %+v, want one copied file", res)
+	if !res.Copied || len(res.ExternalFiles) != 1 || res.ExternalFiles[0] != "out.onnx.data" {
+		t.Fatalf("save result %+v, want the output's own data file", res)
 	}
-	copied, err := os.ReadFile(filepath.Join(filepath.Dir(out), "weights.bin"))
-	if err != nil || string(copied) != string(data) {
-		t.Fatalf("external file not copied with the same layout: %v", err)
+	// Only the tensor's bytes, into a file named after the output: a
+	// weights.bin of another model in the output folder is never touched.
+	copied, err := os.ReadFile(filepath.Join(filepath.Dir(out), "out.onnx.data"))
+	if err != nil || string(copied) != string(data[8:32]) {
+		t.Fatalf("data file holds %v (%v), want bytes 8..32", copied, err)
+	}
+	if st, _ := os.Stat(filepath.Join(filepath.Dir(out), "out.onnx.data")); st.Mode().Perm() != 0o644 {
+		t.Fatalf("data file mode %v, want 0644", st.Mode().Perm())
 	}
 	orig, _ := os.ReadFile(path)
 	saved, _ := os.ReadFile(out)
 	var a, b onnxpb.ModelProto
 	proto.Unmarshal(orig, &a)
 	proto.Unmarshal(saved, &b)
+	// The reference is the one difference.
+	a.Graph.Initializer[len(a.Graph.Initializer)-1].ExternalData = b.Graph.Initializer[len(b.Graph.Initializer)-1].ExternalData
 	if diff := cmp.Diff(&a, &b, protocmp.Transform()); diff != "" {
 		t.Fatalf("round trip changed the model:\n%s", diff)
+	}
+	m2, err := graph.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw2, err := m2.Graph.Value("w").Const.Raw()
+	if err != nil || string(raw2) != string(data[8:32]) {
+		t.Fatalf("reloaded bytes %v (%v)", raw2, err)
 	}
 }
 

@@ -126,7 +126,9 @@ func (g *Graph) UniqueName(base string) string {
 		base = "v"
 	}
 	taken := func(s string) bool {
-		if g.values[s] != nil {
+		// Names defined inside subgraphs are taken too: ONNX names are
+		// single-assignment across a graph and its subgraphs.
+		if g.values[s] != nil || g.subNames[s] {
 			return true
 		}
 		for _, n := range g.Nodes {
@@ -210,7 +212,25 @@ func (v *Value) removeUse(n *Node, i int) {
 // ReplaceAllUses makes every reader of old (nodes, subgraphs and graph
 // outputs) read nw instead. A graph output keeps its name: nw is renamed to
 // old's name when old was an output, so the model's interface is unchanged.
+//
+// A subgraph (If/Loop body) reads old by name, so old's name must survive
+// too: nw takes it, or, when nw cannot be renamed (a graph input,
+// initializer or output, or a name a subgraph already reads), an Identity
+// of nw takes it.
 func (g *Graph) ReplaceAllUses(old, nw *Value) {
+	outer := false
+	for _, u := range old.uses {
+		outer = outer || u.Index < 0
+	}
+	rename := g.isOutput(old)
+	if outer && !rename {
+		if !g.renamable(nw) {
+			id := g.NewValue(nw.Name+"_ref", nw.Type)
+			g.AddNode("Identity", "", "", []*Value{nw}, []*Value{id})
+			nw = id
+		}
+		rename = true
+	}
 	for _, u := range append([]Use(nil), old.uses...) {
 		if u.Index >= 0 {
 			u.Node.SetInput(u.Index, nw)
@@ -227,9 +247,25 @@ func (g *Graph) ReplaceAllUses(old, nw *Value) {
 	for i, o := range g.Outputs {
 		if o == old {
 			g.Outputs[i] = nw
-			g.swapNames(old, nw)
 		}
 	}
+	if rename {
+		g.swapNames(old, nw)
+	}
+}
+
+// renamable: v can take another name without changing the model's
+// interface or a subgraph's reference.
+func (g *Graph) renamable(v *Value) bool {
+	if v.Kind != KindNode || g.isOutput(v) {
+		return false
+	}
+	for _, u := range v.uses {
+		if u.Index < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // swapNames gives nw the name old had (old takes a fresh name), so graph

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 
 	"github.com/attnopt/attnopt/graph/onnxpb"
 	"google.golang.org/protobuf/proto"
@@ -72,11 +73,32 @@ func (g *Graph) toProto() *onnxpb.GraphProto {
 	out.ValueInfo = nil
 	for _, vi := range g.valueInfo {
 		v := g.values[vi.GetName()]
-		if (v != nil && (v.Kind != KindNode || v.producer != nil)) || (v == nil && g.staleInfo[vi.GetName()]) {
+		if (v != nil && (v.Kind != KindNode || v.producer != nil) && consistent(typeFromProto(vi.GetType()), v.Type)) || (v == nil && g.staleInfo[vi.GetName()]) {
 			out.ValueInfo = append(out.ValueInfo, vi)
 		}
 	}
 	return out
+}
+
+// consistent: a declared type (value_info) that does not contradict the
+// value's current one. A loaded entry whose name a rewrite gave to a value
+// of another type is dropped rather than written stale.
+func consistent(declared, cur Type) bool {
+	if declared.DType != Undefined && cur.DType != Undefined && declared.DType != cur.DType {
+		return false
+	}
+	if !declared.Ranked || !cur.Ranked {
+		return true
+	}
+	if len(declared.Shape) != len(cur.Shape) {
+		return false
+	}
+	for i, d := range declared.Shape {
+		if c := cur.Shape[i]; d.Static() && c.Static() && d.C != c.C {
+			return false
+		}
+	}
+	return true
 }
 
 func containsValue(vs []*Value, v *Value) bool {
@@ -205,29 +227,197 @@ func (m *Model) Marshal() ([]byte, error) {
 // SaveResult says how external data reached the output.
 type SaveResult struct {
 	ExternalFiles []string // locations the output refers to
-	Copied        bool     // the files were copied beside the output
+	Copied        bool     // tensors were written into the output's own data file
+	// Externalized: the model exceeded protobuf's 2 GiB limit, so its
+	// inline initializers were moved into the data file.
+	Externalized bool
+	DataFile     string // the output's data file (DataFileName), when written
 }
 
-// Save writes the model to path atomically (temporary file, then rename).
-// External data files are copied beside the output with the same names and
-// layout, or referenced in place when the output is in the source folder.
+// MaxProtoBytes is protobuf's limit on one message; ONNX Runtime cannot parse
+// a larger model file.
+const MaxProtoBytes = 2<<30 - 1
+
+// externalizeMin is the smallest initializer moved to external data when a
+// model is too large for one protobuf (onnx's convert_model_to_external_data
+// threshold).
+const externalizeMin = 1024
+
+// dataAlign aligns tensors in a data file so that runtimes can map them.
+const dataAlign = 4096
+
+// DataFileName is the external-data file a save to out may write: named
+// after the output, so it is never another model's file.
+func DataFileName(out string) string { return filepath.Base(out) + ".data" }
+
+// Save writes the model to path atomically (temporary files, then renames).
+// External data stays referenced in place when the output is in the source
+// folder; otherwise it is copied into the output's own data file
+// (DataFileName). A model over 2 GiB has its initializers moved there too.
 func (m *Model) Save(path string) (SaveResult, error) {
-	var res SaveResult
-	data, err := m.Marshal()
-	if err != nil {
-		return res, err
+	return m.SaveWith(path, MaxProtoBytes)
+}
+
+// SaveWith is Save with another protobuf size limit (for tests).
+func (m *Model) SaveWith(path string, maxProto int64) (res SaveResult, err error) {
+	if err := m.VerifyForSave(); err != nil {
+		return res, fmt.Errorf("the model fails the final structural check, nothing written (a bug in attnopt): %w", err)
 	}
-	res.ExternalFiles = m.externalLocations()
 	outDir := filepath.Dir(path)
-	if len(res.ExternalFiles) > 0 && !sameDir(outDir, m.src.dir) {
-		res.Copied = true
-		for _, loc := range res.ExternalFiles {
-			if err := m.copyExternal(loc, outDir); err != nil {
+	removeStaleTemps(outDir)
+	pb := m.ToProto()
+	inits := pb.Graph.Initializer
+	var data *dataWriter
+	defer func() {
+		if err != nil && data != nil {
+			discardTemp(data.f)
+		}
+	}()
+	newData := func() error {
+		if data != nil {
+			return nil
+		}
+		f, err := createTemp(outDir)
+		if err != nil {
+			return err
+		}
+		data = &dataWriter{f: f, name: DataFileName(path)}
+		return nil
+	}
+	if len(m.externalLocations()) > 0 && !sameDir(outDir, m.src.dir) {
+		if err := newData(); err != nil {
+			return res, err
+		}
+		for i, v := range m.Graph.Inits {
+			if v.Const.ext == nil {
+				continue
+			}
+			if inits[i], err = data.addExternal(v.Const, inits[i]); err != nil {
 				return res, err
 			}
 		}
+		res.Copied = true
 	}
-	return res, WriteFileAtomic(path, data)
+	if int64(proto.Size(pb)) > maxProto {
+		if err := newData(); err != nil {
+			return res, err
+		}
+		for i, v := range m.Graph.Inits {
+			t := v.Const
+			if t.ext != nil || t.DType == String || t.ByteSize() < externalizeMin {
+				continue
+			}
+			if inits[i], err = data.addInline(t, inits[i]); err != nil {
+				return res, err
+			}
+		}
+		res.Externalized, res.Copied = true, true
+		if n := int64(proto.Size(pb)); n > maxProto {
+			return res, fmt.Errorf("the model is %d bytes without its initializers, over protobuf's limit of %d", n, maxProto)
+		}
+	}
+	bytes, err := proto.MarshalOptions{Deterministic: true}.Marshal(pb)
+	if err != nil {
+		return res, err
+	}
+	tmp, err := createTemp(outDir)
+	if err != nil {
+		return res, err
+	}
+	if _, err := tmp.Write(bytes); err != nil {
+		discardTemp(tmp)
+		return res, err
+	}
+	if err := tmp.Close(); err != nil {
+		discardTemp(tmp)
+		return res, err
+	}
+	// The data first: the model names it.
+	if data != nil {
+		if err := data.f.Close(); err != nil {
+			discardTemp(tmp)
+			return res, err
+		}
+		if err := renameTemp(data.f.Name(), filepath.Join(outDir, data.name)); err != nil {
+			discardTemp(tmp)
+			return res, err
+		}
+		res.DataFile = data.name
+	}
+	if err := renameTemp(tmp.Name(), path); err != nil {
+		if data != nil {
+			os.Remove(filepath.Join(outDir, data.name))
+		}
+		return res, err
+	}
+	res.ExternalFiles = externalLocations(pb.Graph)
+	return res, nil
+}
+
+// dataWriter appends tensors to the output's data file.
+type dataWriter struct {
+	f    *os.File
+	name string
+	off  int64
+}
+
+// place pads to the next aligned offset and returns the tensor's copy of tp
+// pointing at it.
+func (w *dataWriter) place(tp *onnxpb.TensorProto, size int64) (*onnxpb.TensorProto, error) {
+	if pad := (dataAlign - w.off%dataAlign) % dataAlign; pad > 0 {
+		if _, err := w.f.Write(make([]byte, pad)); err != nil {
+			return nil, err
+		}
+		w.off += pad
+	}
+	out := shallowClone(tp)
+	out.RawData, out.FloatData, out.Int32Data, out.Int64Data, out.DoubleData, out.Uint64Data = nil, nil, nil, nil, nil, nil
+	out.DataLocation = onnxpb.TensorProto_EXTERNAL.Enum()
+	out.ExternalData = []*onnxpb.StringStringEntryProto{
+		{Key: proto.String("location"), Value: proto.String(w.name)},
+		{Key: proto.String("offset"), Value: proto.String(strconv.FormatInt(w.off, 10))},
+		{Key: proto.String("length"), Value: proto.String(strconv.FormatInt(size, 10))},
+	}
+	w.off += size
+	return out, nil
+}
+
+// addExternal streams an external tensor's bytes from its source file.
+func (w *dataWriter) addExternal(t *Tensor, tp *onnxpb.TensorProto) (*onnxpb.TensorProto, error) {
+	size := t.ByteSize()
+	in, err := t.ext.src.open(t.ext.location)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	out, err := w.place(tp, size)
+	if err != nil {
+		return nil, err
+	}
+	n, err := io.Copy(w.f, io.NewSectionReader(in, t.ext.offset, size))
+	if err == nil && n != size {
+		err = fmt.Errorf("external data %q ended after %d of %d bytes", t.ext.location, n, size)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("copying tensor %q: %w", t.Name, err)
+	}
+	return out, nil
+}
+
+// addInline moves an inline tensor's bytes into the data file.
+func (w *dataWriter) addInline(t *Tensor, tp *onnxpb.TensorProto) (*onnxpb.TensorProto, error) {
+	raw, err := t.Raw()
+	if err != nil {
+		return nil, err
+	}
+	out, err := w.place(tp, int64(len(raw)))
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.f.Write(raw); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (m *Model) externalLocations() []string {
@@ -243,6 +433,36 @@ func (m *Model) externalLocations() []string {
 	return locs
 }
 
+// externalLocations lists the data files a written graph refers to.
+func externalLocations(g *onnxpb.GraphProto) []string {
+	seen := map[string]bool{}
+	var locs []string
+	for _, t := range g.Initializer {
+		if t.GetDataLocation() != onnxpb.TensorProto_EXTERNAL {
+			continue
+		}
+		for _, kv := range t.ExternalData {
+			if kv.GetKey() == "location" && !seen[kv.GetValue()] {
+				seen[kv.GetValue()] = true
+				locs = append(locs, kv.GetValue())
+			}
+		}
+	}
+	sort.Strings(locs)
+	return locs
+}
+
+// ReadPaths are the files loading and saving m reads: its external data
+// files (the model file itself is the caller's), for refusing an output that
+// would overwrite one.
+func (m *Model) ReadPaths() []string {
+	var out []string
+	for _, loc := range m.externalLocations() {
+		out = append(out, filepath.Join(m.src.dir, filepath.FromSlash(loc)))
+	}
+	return out
+}
+
 func sameDir(a, b string) bool {
 	if a == "" || b == "" {
 		return false
@@ -250,53 +470,4 @@ func sameDir(a, b string) bool {
 	sa, errA := os.Stat(a)
 	sb, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
-}
-
-func (m *Model) copyExternal(loc, outDir string) error {
-	in, err := m.src.open(loc)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	dst := filepath.Join(outDir, filepath.FromSlash(loc))
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".attnopt-*")
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(tmp, in); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("copying external data %q: %w", loc, err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), dst)
-}
-
-// WriteFileAtomic writes data to a temporary file beside path and renames it.
-func WriteFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // source is the folder a model was loaded from; external data is opened
@@ -30,12 +31,29 @@ func (s *source) open(location string) (*os.File, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
-	f, err := s.root.Open(filepath.FromSlash(location))
+	// O_NONBLOCK: opening a FIFO must not wait for a writer; it is then
+	// refused below like any file that is not regular.
+	f, err := s.root.OpenFile(filepath.FromSlash(location), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		if strings.Contains(err.Error(), "escapes") {
 			return nil, badInput("external data %q resolves outside the model's folder", location)
 		}
-		return nil, badInput("external data %q: %v", location, err)
+		return nil, badInput("external data %q: %v", location, unwrapPathErr(err))
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, badInput("external data %q: %v", location, unwrapPathErr(err))
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, badInput("external data %q is not a regular file (%s)", location, st.Mode().Type())
+	}
+	// A file with several hard links may be another model's data seen
+	// under a second name; onnx.checker refuses it too.
+	if n := linkCount(st); n > 1 {
+		f.Close()
+		return nil, badInput("external data %q has %d hard links; only files with one link are read", location, n)
 	}
 	return f, nil
 }

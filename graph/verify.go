@@ -1,6 +1,10 @@
 package graph
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/attnopt/attnopt/graph/onnxpb"
+)
 
 // Verify checks the invariants passes must keep: every value read is defined
 // exactly once, the graph is acyclic, outputs are computed, use lists match
@@ -115,6 +119,39 @@ func checkDTypes(n *Node) error {
 			first = v.Type.DType
 		} else if v.Type.DType != first {
 			return fmt.Errorf("node %q: input %q is %s, another input is %s", n.Label(), v.Name, v.Type.DType, first)
+		}
+	}
+	return nil
+}
+
+// VerifyForSave is the structural check every model passes before it is
+// written: Verify, every name a subgraph reads from the graph is defined
+// there under that name, and no name defined since loading is defined again
+// inside a subgraph (ONNX names are single-assignment across graphs).
+func (m *Model) VerifyForSave() error {
+	g := m.Graph
+	if err := g.Verify(); err != nil {
+		return err
+	}
+	for _, n := range g.Nodes {
+		for _, a := range n.Attrs {
+			ap := a.toProto()
+			for _, sub := range append([]*onnxpb.GraphProto{ap.G}, ap.Graphs...) {
+				if sub == nil {
+					continue
+				}
+				for _, name := range freeNames(sub) {
+					v := g.values[name]
+					if v == nil || (v.Kind == KindNode && v.producer == nil) {
+						return fmt.Errorf("subgraph %q of node %q reads %q, which the graph no longer defines", a.Name, n.Label(), name)
+					}
+				}
+			}
+		}
+	}
+	for _, name := range g.shadowed() {
+		if !g.shadowedAtLoad[name] {
+			return fmt.Errorf("value %q is defined both in the graph and inside a subgraph", name)
 		}
 	}
 	return nil

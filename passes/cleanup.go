@@ -62,7 +62,7 @@ func permOf(n *graph.Node) []int64 {
 // foldTransposePair: Transpose(Transpose(x, p1), p2) → Transpose(x, p1∘p2)
 // when the inner one has no other reader.
 func foldTransposePair(g *graph.Graph, n *graph.Node) bool {
-	if !n.Is("Transpose") {
+	if !n.Is("Transpose") || n.Input(0) == nil {
 		return false
 	}
 	inner := n.Input(0).Producer()

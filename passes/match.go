@@ -103,11 +103,12 @@ func (m *matcher) onlyUse(v *graph.Value) *Reject {
 			return reject(v.Name, "the intermediate %q is a graph output", v.Name)
 		}
 	}
-	if len(dataUses(v)) != 1 {
-		var other string
-		for _, u := range dataUses(v)[1:] {
-			other = u.Node.Label()
-		}
+	uses := dataUses(v)
+	if len(uses) == 0 {
+		return reject(v.Name, "nothing reads the intermediate %q", v.Name)
+	}
+	if len(uses) != 1 {
+		other := uses[len(uses)-1].Node.Label()
 		return reject(v.Name, "the intermediate %q is also used elsewhere (by node %q); fusing would drop it", v.Name, other)
 	}
 	return nil

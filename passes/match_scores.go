@@ -142,6 +142,9 @@ func (m *matcher) peelOperandScale(v *graph.Value, s *Site, side string) (*graph
 			return v, nil
 		}
 		a, b := p.Input(0), p.Input(1)
+		if a == nil || b == nil {
+			return v, nil
+		}
 		_, okA := a.Scalar()
 		_, okB := b.Scalar()
 		if !okB && !(okA && p.Is("Mul")) {

@@ -89,7 +89,7 @@ func WriteRewrite(w io.Writer, r *Rewrite, explain bool) {
 	if len(r.External.Files) > 0 {
 		how := "referenced in place (output is beside the input)"
 		if r.External.Copied {
-			how = "copied beside the output with the same layout"
+			how = "written beside the output into its own data file"
 		}
 		fmt.Fprintf(w, "external data %v: %s\n", r.External.Files, how)
 	}

@@ -22,7 +22,7 @@ func approxOf(rew *graph.Model, id int) (*passes.ApproxOptions, []int64) {
 		case n.OpType == "WindowAttention":
 			a = &passes.ApproxOptions{Window: n.AttrInts("window"), Shift: n.AttrInts("shift")}
 			grid = n.AttrInts("spatial_shape")
-		case n.Is("AveragePool") && a == nil:
+		case n.Is("AveragePool") && a == nil && len(n.AttrInts("strides")) > 0:
 			a = &passes.ApproxOptions{Pool: "kv", Stride: n.AttrInts("strides")[0]}
 			if dims, ok := n.Input(0).Type.Shape.Ints(); ok && len(dims) > 2 {
 				grid = dims[2:]

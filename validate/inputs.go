@@ -56,6 +56,9 @@ func concreteShape(v *graph.Value, dims map[string]int64) ([]int, error) {
 	if !v.Type.Ranked {
 		return nil, fmt.Errorf("input %q has no shape; pin it with --shape %s=DxD…", v.Name, v.Name)
 	}
+	if b := concreteBytes(v.Type, dims); b < 0 || b > MaxTensorBytes {
+		return nil, fmt.Errorf("input %q (%s) is too large to generate at these dims (limit %d bytes); pin smaller dims with --dim", v.Name, v.Type, int64(MaxTensorBytes))
+	}
 	shape := make([]int, len(v.Type.Shape))
 	for i, d := range v.Type.Shape {
 		switch {

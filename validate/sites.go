@@ -30,7 +30,13 @@ func validateSites(orig, rew *graph.Model, r Runner, opts Options) []Check {
 		}
 		// Symbolic sites run at the pinned or default dims, which are small.
 		approx, grid := approxOf(rew, s.ID)
+		if sb, ok := s.ScoreBytes(); ok && sb > opts.MaxScoreBytes && approx == nil {
+			checks = append(checks, reducedRewrittenCheck(name, id, s, at, repl, orig, rew, r, opts))
+			continue
+		}
 		if sb, ok := s.ScoreBytes(); ok && sb > opts.MaxScoreBytes {
+			// An approximation's grid attributes are sized for the full
+			// site; it is rebuilt at a reduced grid instead.
 			c := reducedSiteCheck(name, id, s, orig, rew, approx, grid, r, opts)
 			if approx != nil {
 				approxVerdict(&c, opts)
@@ -122,6 +128,40 @@ func frontier(self, other *graph.Model) func(v *graph.Value) bool {
 		}
 		return true
 	}
+}
+
+// reducedRewrittenCheck extracts the site from both files, cuts the query
+// and key lengths of both to the same reduced size and compares them on the
+// same seeded inputs: what is judged is the rewritten file itself.
+func reducedRewrittenCheck(name string, id int, s *passes.Site, at, repl *graph.Value, orig, rew *graph.Model, r Runner, opts Options) Check {
+	c := Check{Name: name, SiteID: &id}
+	e := int64(s.DType.Bits() / 8)
+	bh, _ := s.Batch.Mul(s.Heads).Value()
+	n := int64(math.Sqrt(float64(opts.MaxScoreBytes) / float64(max(bh*e, 1))))
+	n = max(min(n, 4096), 16)
+	small := make([]*graph.Model, 2)
+	var note string
+	for i, side := range []struct {
+		m, other *graph.Model
+		out      string
+	}{{orig, rew, at.Name}, {rew, orig, repl.Name}} {
+		site, err := graph.Extract(side.m, []string{side.out}, frontier(side.m, side.other))
+		if err == nil {
+			small[i], note, err = shrink(site, s.QLen, s.KVLen, n)
+		}
+		if err == nil {
+			err = CheckModelScope(small[i], opts.Dims)
+		}
+		if err != nil {
+			c.Error = fmt.Sprintf("%s: cannot run the site at reduced length: %v", [2]string{"original", "rewrite"}[i], err)
+			return c
+		}
+	}
+	c = compareModels(name, small[0], small[1], []string{repl.Name}, r, opts)
+	c.SiteID = &id
+	sb, _ := s.ScoreBytes()
+	c.Reduced = fmt.Sprintf("%s (the full site needs %s of scores); both files' sites run reduced", note, units.FormatBytes(sb))
+	return c
 }
 
 // reducedSiteCheck rebuilds the site alone with its sequence lengths cut so

@@ -57,9 +57,25 @@ func Validate(orig, rew *graph.Model, r Runner, opts Options) *Report {
 	}
 	rep := &Report{Runtime: r.Name(), Scope: opts.Scope, Seed: opts.Seed, Pass: true}
 	if opts.Scope == "model" {
-		rep.Checks = []Check{compareModels("model", orig, rew, nil, r, opts)}
+		c := Check{Name: "model"}
+		if err := CheckModelScope(orig, opts.Dims); err != nil {
+			c.Error = "original: " + err.Error()
+		} else if err := CheckModelScope(rew, opts.Dims); err != nil {
+			c.Error = "rewrite: " + err.Error()
+		} else {
+			c = compareModels("model", orig, rew, nil, r, opts)
+		}
+		rep.Checks = []Check{c}
 	} else {
 		rep.Checks = validateSites(orig, rew, r, opts)
+	}
+	// Silent when nothing changed, so reports keep one row per site.
+	if diffs := untouchedChanges(orig, rew); len(diffs) > 0 {
+		msg := diffs[0]
+		if len(diffs) > 1 {
+			msg += fmt.Sprintf(" (and %d more)", len(diffs)-1)
+		}
+		rep.Checks = append(rep.Checks, Check{Name: "outside the sites", Error: msg})
 	}
 	for _, c := range rep.Checks {
 		rep.Pass = rep.Pass && c.Pass

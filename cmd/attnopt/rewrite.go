@@ -78,8 +78,20 @@ func runRewrite(o *rewriteOptions) error {
 	if same, _ := sameFile(o.model, out); same {
 		return usageError{fmt.Errorf("output %s is the input; attnopt never modifies its input", out)}
 	}
+	if err := checkOutputPath("output", out); err != nil {
+		return err
+	}
+	if o.report.path != "" {
+		if err := checkOutputPath("--report", o.report.path); err != nil {
+			return err
+		}
+	}
 	m, err := loadModel(o.model, &o.pins, o.prog)
 	if err != nil {
+		return err
+	}
+	dataFile := filepath.Join(filepath.Dir(out), graph.DataFileName(out))
+	if err := checkNoOverwrite(o.model, m, map[string]string{"output": out, "the output's data file": dataFile, "--report": o.report.path}); err != nil {
 		return err
 	}
 	o.report.snapshot(o.model, m)
@@ -110,6 +122,9 @@ func runRewrite(o *rewriteOptions) error {
 		return fmt.Errorf("writing %s: %w", out, err)
 	}
 	report.WriteRewrite(o.out, report.NewRewrite(o.model, out, ctx, res), o.explain)
+	if res.Externalized {
+		fmt.Fprintf(o.out, "the output is over protobuf's 2 GiB limit, which ONNX Runtime cannot parse: initializers of 1 KiB and more were moved to %s\n", res.DataFile)
+	}
 	writePlans(o.out, ctx, approx.MemoryBudget > 0)
 	// Approximate sites are always validated: their error is part of the result.
 	// and so is every site of a budgeted rewrite (the plan's measured error).

@@ -111,7 +111,7 @@ func TestRewriteCarriesExternalData(t *testing.T) {
 	if code != 0 {
 		t.Fatal(stderr)
 	}
-	if !strings.Contains(stdout, "copied beside the output") {
+	if !strings.Contains(stdout, "external data [fused.onnx.data]: written beside the output into its own data file") {
 		t.Fatalf("output does not say how external data was carried:\n%s", stdout)
 	}
 	m, err := graph.Load(filepath.Join(outDir, "fused.onnx"))

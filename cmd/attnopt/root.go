@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -25,13 +26,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 func run(args []string, stdout, stderr io.Writer) (code int) {
-	defer func() {
-		// A bug must not look like a crash dump to a pipeline: one line, exit 2.
-		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "attnopt: internal error: %v\n", r)
-			code = exitBadInput
-		}
-	}()
+	defer guard(args, stderr, &code)
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
 	err := root.Execute()
@@ -59,4 +54,31 @@ func isCobraUsage(err error) bool {
 func quiet(c *cobra.Command) bool {
 	q, _ := c.Flags().GetBool("quiet")
 	return q
+}
+
+// guard turns a panic into one line naming the files and saying it is a
+// bug of ours, exit 2: a pipeline must not see a crash dump.
+func guard(args []string, stderr io.Writer, code *int) {
+	if r := recover(); r != nil {
+		fmt.Fprintf(stderr, "attnopt: %s: internal error (a bug in attnopt; please report it with this file): %v\n", strings.Join(fileArgs(args), ", "), r)
+		*code = exitBadInput
+	}
+}
+
+// fileArgs are the arguments that name existing files (the models a
+// command was reading), for the message of a bug.
+func fileArgs(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			continue
+		}
+		if st, err := os.Stat(a); err == nil && !st.IsDir() {
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{"(no file)"}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/report"
 	"github.com/attnopt/attnopt/validate"
 	"github.com/spf13/cobra"
@@ -70,6 +71,17 @@ func runValidate(o *validateOptions) error {
 		return err
 	}
 	pins, _ := o.pins.pins()
+	if o.scope == "model" {
+		// Refused before any run: the alternative is an out-of-memory kill.
+		for _, f := range []struct {
+			path string
+			m    *graph.Model
+		}{{o.original, orig}, {o.rewritten, rew}} {
+			if err := validate.CheckModelScope(f.m, pins.Dims); err != nil {
+				return usageError{fmt.Errorf("%s: %w", f.path, err)}
+			}
+		}
+	}
 	rep := validate.Validate(orig, rew, runner, validate.Options{
 		Scope: o.scope, Seed: o.seed, Atol: o.atol, Rtol: o.rtol, Dims: pins.Dims,
 		Progress: func(done, total int, what string) { o.prog.step(done, total, what) },

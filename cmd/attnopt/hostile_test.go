@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"github.com/attnopt/attnopt/internal/testgraph"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/attnopt/attnopt/internal/hostile"
+)
+
+// TestHostileInputs runs every command on every hostile class of issue 13:
+// invalid models exit 2 with one stderr line naming the file and the fault;
+// valid ones load; nothing panics ("bug") or hangs.
+func TestHostileInputs(t *testing.T) {
+	for _, c := range hostile.Cases() {
+		t.Run(c.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			model, err := c.Build(dir)
+			if err != nil {
+				t.Skipf("cannot build the case here: %v", err)
+			}
+			out := filepath.Join(t.TempDir(), "out.onnx")
+			cmds := [][]string{
+				{"inspect", model},
+				{"check", model, "--memory-budget", "1GiB"},
+				{"rewrite", model, "-o", out},
+				{"validate", model, model},
+				{"diff", model, model},
+			}
+			for _, args := range cmds {
+				code, _, stderr := runWithTimeout(t, args, 60*time.Second)
+				if strings.Contains(stderr, "bug") || strings.Contains(stderr, "internal error") {
+					t.Fatalf("%v: panicked: %s", args, stderr)
+				}
+				if c.Valid {
+					if code == exitBadInput {
+						t.Errorf("%v: valid input refused: %s", args, stderr)
+					}
+					continue
+				}
+				if code != exitBadInput {
+					t.Errorf("%v: exit %d, want 2 (stderr %q)", args, code, stderr)
+					continue
+				}
+				lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+				if len(lines) != 1 || !strings.HasPrefix(lines[0], "attnopt: "+model+": ") || !strings.Contains(lines[0], c.Want) {
+					t.Errorf("%v: want one line naming %s and containing %q, got:\n%s", args, model, c.Want, stderr)
+				}
+			}
+		})
+	}
+}
+
+// runWithTimeout fails the test instead of hanging it.
+func runWithTimeout(t *testing.T, args []string, d time.Duration) (int, string, string) {
+	t.Helper()
+	type result struct {
+		code           int
+		stdout, stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, o, e := runCLI(append([]string{"--quiet"}, args...)...)
+		done <- result{code, o, e}
+	}()
+	select {
+	case r := <-done:
+		return r.code, r.stdout, r.stderr
+	case <-time.After(d):
+		t.Fatalf("%v: still running after %v (hang)", args, d)
+	}
+	return 0, "", ""
+}
+
+// A panic that still slips through names the file and says it is a bug.
+func TestPanicNamesFileAndSaysBug(t *testing.T) {
+	model := writeModel(t, testgraph.Classifier())
+	var stderr bytes.Buffer
+	code := func() (code int) {
+		defer guard([]string{"inspect", model, "--json"}, &stderr, &code)
+		panic("boom")
+	}()
+	want := "attnopt: " + model + ": internal error (a bug in attnopt; please report it with this file): boom\n"
+	if code != exitBadInput || stderr.String() != want {
+		t.Fatalf("exit %d, stderr %q; want 2, %q", code, stderr.String(), want)
+	}
+}
+
+// --scope model on a 131k-token site would need 64 GiB of scores: refused
+// before any run (exit 2, naming the file), not killed by the OOM killer.
+func TestValidateModelScopeRefusesHugeTensors(t *testing.T) {
+	model := writeModel(t, testgraph.Attention(testgraph.Opts{B: 1, H: 1, N: 131072, D: 8}))
+	code, _, stderr := runCLI("validate", model, model, "--scope", "model")
+	if code != exitBadInput || !strings.HasPrefix(stderr, "attnopt: "+model+": --scope model would compute") || !strings.Contains(stderr, "64.0 GiB") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/graph/onnxpb"
+	"google.golang.org/protobuf/proto"
+)
+
+func findNode(g *onnxpb.GraphProto, pred func(n *onnxpb.NodeProto) bool) *onnxpb.NodeProto {
+	for _, n := range g.Node {
+		if pred(n) {
+			return n
+		}
+	}
+	return nil
+}
+
+func byOp(op string) func(*onnxpb.NodeProto) bool {
+	return func(n *onnxpb.NodeProto) bool { return n.GetOpType() == op }
+}
+
+func byName(name string) func(*onnxpb.NodeProto) bool {
+	return func(n *onnxpb.NodeProto) bool { return n.GetName() == name }
+}
+
+func setAttr(n *onnxpb.NodeProto, a *onnxpb.AttributeProto) {
+	for i, b := range n.Attribute {
+		if b.GetName() == a.GetName() {
+			n.Attribute[i] = a
+			return
+		}
+	}
+	n.Attribute = append(n.Attribute, a)
+}
+
+// scaleOutput inserts Mul(fused output, c) before its reader.
+func scaleOutput(g *onnxpb.GraphProto, c float32) {
+	fa := findNode(g, byOp("FlashAttention"))
+	out := fa.Output[0]
+	dt := int32(graph.Float32)
+	raw, _ := graph.EncodeFloats(graph.Float32, []float64{float64(c)})
+	g.Initializer = append(g.Initializer, &onnxpb.TensorProto{Name: proto.String("corrupt_c"), DataType: &dt, RawData: raw})
+	for _, n := range g.Node {
+		for i, in := range n.Input {
+			if in == out {
+				n.Input[i] = "corrupt_out"
+			}
+		}
+	}
+	g.Node = append(g.Node, &onnxpb.NodeProto{Name: proto.String("corrupt"), OpType: proto.String("Mul"), Input: []string{out, "corrupt_c"}, Output: []string{"corrupt_out"}})
+}
+
+// TestValidateCatchesCorruptedBigSite: the SAGAN 128×128 site's scores are
+// 1 GiB, over the 256 MiB at which validation runs reduced; every
+// corruption of the rewritten file must still fail (exit 1), because both
+// files' sites are extracted and run, and what the rewrite did not own is
+// compared as is.
+func TestValidateCatchesCorruptedBigSite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("ten validations of a 16384-token site at 4096 tokens")
+	}
+	orig := "../../testdata/examples/sagan_128x128.onnx"
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.onnx")
+	if code, _, stderr := runCLI("rewrite", orig, "-o", good, "--quiet"); code != 0 {
+		t.Fatal(stderr)
+	}
+	data, _ := os.ReadFile(good)
+	corruptions := []struct {
+		name string
+		edit func(g *onnxpb.GraphProto)
+	}{
+		{"output times 0", func(g *onnxpb.GraphProto) { scaleOutput(g, 0) }},
+		{"output times 2", func(g *onnxpb.GraphProto) { scaleOutput(g, 2) }},
+		{"K and V swapped", func(g *onnxpb.GraphProto) {
+			n := findNode(g, byOp("FlashAttention"))
+			n.Input[1], n.Input[2] = n.Input[2], n.Input[1]
+		}},
+		{"Q and K swapped", func(g *onnxpb.GraphProto) {
+			n := findNode(g, byOp("FlashAttention"))
+			n.Input[0], n.Input[1] = n.Input[1], n.Input[0]
+		}},
+		{"scale doubled", func(g *onnxpb.GraphProto) {
+			setAttr(findNode(g, byOp("FlashAttention")), &onnxpb.AttributeProto{Name: proto.String("scale"), Type: onnxpb.AttributeProto_FLOAT.Enum(), F: proto.Float32(2)})
+		}},
+		{"made causal", func(g *onnxpb.GraphProto) {
+			setAttr(findNode(g, byOp("FlashAttention")), &onnxpb.AttributeProto{Name: proto.String("causal"), Type: onnxpb.AttributeProto_INT.Enum(), I: proto.Int64(1)})
+		}},
+		{"output transpose dropped", func(g *onnxpb.GraphProto) {
+			fa := findNode(g, byOp("FlashAttention"))
+			tr := findNode(g, func(n *onnxpb.NodeProto) bool { return len(n.Input) > 0 && n.Input[0] == fa.Output[0] })
+			tr.OpType, tr.Attribute = proto.String("Identity"), nil
+		}},
+		// Outside the site: numerics of the site cannot see these.
+		{"dilation of an untouched Conv", func(g *onnxpb.GraphProto) {
+			setAttr(findNode(g, byOp("Conv")), &onnxpb.AttributeProto{Name: proto.String("dilations"), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: []int64{2, 2}})
+		}},
+		{"residual gamma changed", func(g *onnxpb.GraphProto) {
+			mul := findNode(g, byName("Mul_24"))
+			for _, t := range g.Initializer {
+				if t.GetName() == mul.Input[0] {
+					t.RawData, _ = graph.EncodeFloats(graph.Float32, []float64{0.25})
+				}
+			}
+		}},
+	}
+	for _, c := range corruptions {
+		t.Run(c.name, func(t *testing.T) {
+			var mp onnxpb.ModelProto
+			if err := proto.Unmarshal(data, &mp); err != nil {
+				t.Fatal(err)
+			}
+			c.edit(mp.Graph)
+			bad := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".onnx")
+			b, _ := proto.Marshal(&mp)
+			os.WriteFile(bad, b, 0o644)
+			code, stdout, stderr := runCLI("validate", orig, bad, "--quiet")
+			if code != exitFailed || !strings.Contains(stderr, "validation failed") {
+				t.Fatalf("exit %d, want 1\n%s%s", code, stdout, stderr)
+			}
+		})
+	}
+	code, stdout, stderr := runCLI("validate", orig, good, "--quiet")
+	if code != 0 || !strings.Contains(stdout, "both files' sites run reduced") {
+		t.Fatalf("the uncorrupted rewrite: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
