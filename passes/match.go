@@ -24,7 +24,19 @@ func FindSites(g *graph.Graph) *Result {
 	claimed := map[*graph.Node]bool{}
 	for _, n := range order {
 		if IsFusedAttention(n) {
-			res.Fused = append(res.Fused, n)
+			site, rej := liftFused(m.g, n)
+			switch {
+			case site != nil && !overlaps(site, claimed):
+				claimed[n] = true
+				site.ID = len(res.Sites)
+				res.Sites = append(res.Sites, site)
+			case rej != nil:
+				rej.Softmax = n
+				res.Rejected = append(res.Rejected, rej)
+				res.Fused = append(res.Fused, n)
+			default:
+				res.Fused = append(res.Fused, n)
+			}
 			continue
 		}
 		if !n.Is("Softmax") {

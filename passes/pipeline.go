@@ -16,9 +16,11 @@ type Options struct {
 
 // Action says what the rewrite did with one site.
 type Action struct {
-	Site   *Site
-	Plan   *Plan
-	Fused  bool
+	Site  *Site
+	Plan  *Plan
+	Fused bool
+	// Kept marks a lifted site whose op already is the target's op.
+	Kept   bool
 	Op     string // the fused op, "domain.Op"
 	Node   string // the fused node's name
 	Reason string // why the site was left alone
@@ -96,6 +98,11 @@ func fusePass(c *Context) error {
 			}
 			continue
 		}
+		if why := liftedSame(c.Target, s); why != "" {
+			a.Reason, a.Kept = why, true
+			c.Actions = append(c.Actions, a)
+			continue
+		}
 		if err := c.Target.CheckSite(s); err != nil {
 			a.Reason = reasonOf(err)
 			c.Actions = append(c.Actions, a)
@@ -132,6 +139,7 @@ func (c *Context) fuseWith(s *Site, a *Action, build func(e *emitter) (*graph.Va
 		return nil
 	}
 	replaceShapeReaders(e, s, readers)
+	rewirePresent(e, s)
 	rewireTypeOnly(s, out)
 	g.ReplaceAllUses(s.Output, out)
 	for _, n := range g.Nodes[before:] {

@@ -59,12 +59,25 @@ type Site struct {
 	DType                                                 graph.DType
 	Variant                                               string
 
+	// Lifted is the already-fused op this site was lifted from (lift.go);
+	// nil for a matched pattern. Softmax then names that op too.
+	Lifted *graph.Node
+	// PackedHeads marks Q, K, V and the output as (B, N, H·D), split into
+	// Heads (KVHeads) by the rewrite's adapters; the site is otherwise rank 4.
+	PackedHeads bool
+	// PastK/PastV are a KV cache (B, Hkv, P, D) the keys and values are
+	// appended to on the key axis; WantPresent says the concatenation is
+	// read (ONNX Attention's present_key/present_value).
+	PastK, PastV *graph.Value
+	WantPresent  bool
+
 	// ZeroRowGuard marks a Where after the softmax that zeroes fully masked
 	// rows; the fused ops do that themselves.
 	ZeroRowGuard bool
 
-	extra      []*graph.Node  // operand-scale nodes peeled off Q or Kᵀ
-	biasInputs []*graph.Value // tensors added to the scores, as the graph has them
+	extra      []*graph.Node   // operand-scale nodes peeled off Q or Kᵀ
+	present    [2]*graph.Value // full K and V as emitted, for present outputs
+	biasInputs []*graph.Value  // tensors added to the scores, as the graph has them
 }
 
 // MaskTerm is one mask applied to the scores.

@@ -58,7 +58,7 @@ func NewRewrite(in, out string, c *passes.Context, saved graph.SaveResult) *Rewr
 		}
 	}
 	for _, rej := range c.Match.Rejected {
-		r.Rejected = append(r.Rejected, Rejection{Softmax: rej.Softmax.Label(), At: rej.At, Reason: rej.Reason})
+		r.Rejected = append(r.Rejected, newRejection(rej))
 	}
 	if r.Target == "onnx" && r.Fused > 0 {
 		r.Note = passes.OnnxTargetNote
@@ -80,7 +80,7 @@ func WriteRewrite(w io.Writer, r *Rewrite, explain bool) {
 	}
 	if explain {
 		for _, x := range r.Rejected {
-			fmt.Fprintf(w, "not a site: Softmax %s: %s\n", x.Softmax, x.Reason)
+			fmt.Fprintln(w, x.text())
 		}
 	}
 	if len(r.Sites) > 0 {
