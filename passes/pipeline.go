@@ -24,6 +24,9 @@ type Action struct {
 	Op     string // the fused op, "domain.Op"
 	Node   string // the fused node's name
 	Reason string // why the site was left alone
+	// Warning says why the fused op still materialises the scores in the
+	// target's runtime (Plan.BytesAfter then counts them).
+	Warning string
 }
 
 // Context is the state the passes share.
@@ -107,6 +110,9 @@ func fusePass(c *Context) error {
 			a.Reason = reasonOf(err)
 			c.Actions = append(c.Actions, a)
 			continue
+		}
+		if why := c.Target.Materialises(s); why != "" {
+			a.Warning, a.Plan.BytesAfter = why, a.Plan.BytesBefore
 		}
 		if err := c.fuseWith(s, &a, func(e *emitter) (*graph.Value, error) { return c.Target.Build(e, s) }); err != nil {
 			return err

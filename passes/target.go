@@ -26,6 +26,10 @@ type Target interface {
 	Attend(e *emitter, s *Site, q, k, v *graph.Value) *graph.Value
 	// Import is the opset import the fused op needs.
 	Import() graph.Opset
+	// Materialises says why the target's op still materialises the
+	// B·H·Nq·Nk scores for this site in its runtime ("" when it does not):
+	// rewrite then counts the site's memory as the scores and warns.
+	Materialises(s *Site) string
 }
 
 var targets = map[string]Target{}

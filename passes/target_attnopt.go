@@ -14,6 +14,7 @@ func (attnoptTarget) Name() string                    { return "attnopt" }
 func (attnoptTarget) Op() string                      { return "attnopt.FlashAttention" }
 func (attnoptTarget) Import() graph.Opset             { return graph.Opset{Domain: "attnopt", Version: 1} }
 func (attnoptTarget) CheckModel(m *graph.Model) error { return nil }
+func (attnoptTarget) Materialises(s *Site) string     { return "" }
 
 func (attnoptTarget) CheckSite(s *Site) error {
 	switch s.DType {

@@ -19,6 +19,15 @@ func (ortTarget) Op() string                      { return "com.microsoft.MultiH
 func (ortTarget) Import() graph.Opset             { return graph.Opset{Domain: "com.microsoft", Version: 1} }
 func (ortTarget) CheckModel(m *graph.Model) error { return nil }
 
+// Materialises: ONNX Runtime 1.24's CPU MultiHeadAttention takes its
+// memory-efficient path only without attention_bias or key padding mask.
+func (ortTarget) Materialises(s *Site) string {
+	if len(s.Masks) == 0 {
+		return ""
+	}
+	return "ONNX Runtime 1.24's CPU MultiHeadAttention materialises the scores when it has an attention_bias (this site is masked); --target attnopt (attnopt.FlashAttention) does not"
+}
+
 func (ortTarget) CheckSite(s *Site) error {
 	if !causalAligned(s) {
 		return &Reject{At: s.Softmax.Label(), Reason: fmt.Sprintf("causal with q_len %s and kv_len %s: MultiHeadAttention's unidirectional alignment is not verified for unequal lengths (use --target attnopt)", s.QLen, s.KVLen)}
