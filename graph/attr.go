@@ -94,3 +94,12 @@ func (n *Node) SetAttr(a *Attr) {
 	}
 	n.Attrs = append(n.Attrs, a)
 }
+
+// GraphProto is a graph attribute's subgraph as loaded (read-only: the IR
+// keeps subgraphs byte for byte), or nil for other attributes.
+func (a *Attr) GraphProto() *onnxpb.GraphProto {
+	if a.Kind != AttrGraph || a.pb == nil {
+		return nil
+	}
+	return a.pb.GetG()
+}

@@ -136,7 +136,7 @@ func TestDynamoOp23FixturesRetarget(t *testing.T) {
 	man := loadManifestModels(t)
 	checked := 0
 	for _, fx := range man {
-		if !strings.HasSuffix(fx.Name, "_dynamo_op23") {
+		if !strings.HasSuffix(fx.Name, "_dynamo_op23") || fx.FusableCount == 0 {
 			continue
 		}
 		path := filepath.Join("..", "testdata", fx.File)
@@ -169,8 +169,8 @@ func TestDynamoOp23FixturesRetarget(t *testing.T) {
 			checked++
 		}
 	}
-	if checked < 12 {
-		t.Fatalf("checked %d fixture rewrites, want the 6 dynamo opset-23 fixtures with attention for 2 targets", checked)
+	if checked < 16 {
+		t.Fatalf("checked %d fixture rewrites, want the 8 dynamo opset-23 fixtures with attention for 2 targets", checked)
 	}
 }
 
@@ -178,6 +178,7 @@ type manifestModel struct {
 	Name           string `json:"name"`
 	File           string `json:"file"`
 	AttentionCount int    `json:"attention_count"`
+	FusableCount   int    `json:"fusable_count"`
 }
 
 func loadManifestModels(t *testing.T) []manifestModel {
@@ -218,4 +219,38 @@ func TestLiftMaskedMHA(t *testing.T) {
 		}
 	}
 	compareModels(t, orig, m, 5)
+}
+
+// Attention inside subgraphs is listed with its path: the If branches of a
+// torch.cond export, and the GPT-2 decoder inside ONNX Runtime's BeamSearch.
+func TestNestedAttentionListed(t *testing.T) {
+	cases := []struct {
+		path string
+		op   string
+		n    int
+		in   string
+	}{
+		{filepath.Join("..", "testdata", "models", "cond_dynamo_op23", "model.onnx"), "ai.onnx.Attention", 2, "If node_cond__0/"},
+		{filepath.Join("..", "..", "shared", "corpus", "onnxruntime", "tiny_gpt2_beamsearch.onnx"), "com.microsoft.Attention", 5, "BeamSearch BeamSearch_gpt2/decoder"},
+	}
+	for _, tc := range cases {
+		m, err := graph.Load(tc.path)
+		if os.IsNotExist(err) {
+			t.Logf("%s not present", tc.path)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := FindSites(m.Graph)
+		got := 0
+		for _, n := range res.Nested {
+			if n.Op == tc.op && strings.HasPrefix(n.Path, tc.in) {
+				got++
+			}
+		}
+		if got != tc.n || len(res.Sites) != 0 {
+			t.Errorf("%s: %d nested %s under %q (%d sites), want %d: %+v", tc.path, got, tc.op, tc.in, len(res.Sites), tc.n, res.Nested)
+		}
+	}
 }

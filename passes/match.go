@@ -11,12 +11,14 @@ type Result struct {
 	Sites    []*Site
 	Fused    []*graph.Node
 	Rejected []*Reject
+	// Nested is attention inside subgraphs, listed and not rewritten.
+	Nested []NestedOp
 }
 
 // FindSites matches every Softmax of g against the attention patterns.
 func FindSites(g *graph.Graph) *Result {
 	m := &matcher{g: g, opset: g.Model().Opset("")}
-	res := &Result{}
+	res := &Result{Nested: findNested(g)}
 	order, err := g.TopoOrder()
 	if err != nil {
 		order = g.Nodes

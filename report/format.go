@@ -92,7 +92,10 @@ func (r *Inspect) writeText(w io.Writer, explain bool) error {
 		}
 		fmt.Fprintln(w)
 	}
-	if len(r.Sites) == 0 && len(r.Fused) == 0 {
+	for _, n := range r.Nested {
+		fmt.Fprintf(w, "in subgraph %s: %s %s (listed; subgraphs are not rewritten)\n", n.Path, n.Op, n.Node)
+	}
+	if len(r.Sites) == 0 && len(r.Fused) == 0 && len(r.Nested) == 0 {
 		fmt.Fprintln(w, "nothing to do: no MatMul→Softmax→MatMul attention found")
 	}
 	if explain {

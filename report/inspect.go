@@ -18,6 +18,16 @@ type Inspect struct {
 	Fused    []FusedInfo      `json:"fused"`
 	Totals   Totals           `json:"totals"`
 	Rejected []Rejection      `json:"rejected,omitempty"`
+	// Nested is attention inside subgraph attributes (If/Loop bodies,
+	// BeamSearch decoders): listed, not rewritten.
+	Nested []NestedInfo `json:"nested,omitempty"`
+}
+
+// NestedInfo is one attention op or Softmax inside a subgraph.
+type NestedInfo struct {
+	Path string `json:"path"`
+	Op   string `json:"op"`
+	Node string `json:"node"`
 }
 
 // SiteInfo is one attention site.
@@ -162,6 +172,9 @@ func NewInspect(path string, m *graph.Model, res *passes.Result) *Inspect {
 	}
 	for _, rej := range res.Rejected {
 		r.Rejected = append(r.Rejected, newRejection(rej))
+	}
+	for _, n := range res.Nested {
+		r.Nested = append(r.Nested, NestedInfo{Path: n.Path, Op: n.Op, Node: n.Node})
 	}
 	return r
 }
