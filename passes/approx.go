@@ -20,14 +20,14 @@ func buildApprox(e *emitter, t Target, s *Site, p *Plan) (*graph.Value, error) {
 	}
 	var out *graph.Value
 	switch p.Kind {
-	case "window":
+	case PlanWindow:
 		out = e.op("WindowAttention", "attnopt", []*graph.Value{q, k, v},
 			graph.IntsAttr("spatial_shape", p.Grid.Dims), graph.IntsAttr("window", p.Window),
 			graph.IntsAttr("shift", p.Shift), graph.FloatAttr("scale", float32(s.Scale)))
-	case "pool_kv":
+	case PlanPoolKV:
 		k, v = poolTokens(e, k, p.Grid.Dims, p.Stride), poolTokens(e, v, p.Grid.Dims, p.Stride)
 		out = t.Attend(e, s, q, k, v)
-	case "pool_qkv":
+	case PlanPoolQKV:
 		if e.opset < 11 {
 			return nil, fmt.Errorf("pool qkv needs Resize with sizes (opset 11 or later), the model has opset %d", e.opset)
 		}

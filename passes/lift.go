@@ -129,13 +129,13 @@ func liftONNXAttention(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
 	// present_key/present_value are the full (B, Hkv, P+L, D) keys and
 	// values, which the rewrite computes anyway.
 	s.WantPresent = usedOutput(g, n, 1) || usedOutput(g, n, 2)
-	scale, form := float64(n.AttrFloat("scale", 0)), "attr"
+	scale, form := float64(n.AttrFloat("scale", 0)), ScaleAttr
 	if scale == 0 {
 		d, ok := s.HeadDim.Value()
 		if !ok {
 			return nil, reject(q.Name, "default scale 1/√Dqk with head dim %s unknown", s.HeadDim)
 		}
-		scale, form = 1/math.Sqrt(float64(d)), "default"
+		scale, form = 1/math.Sqrt(float64(d)), ScaleDefault
 	}
 	s.Scale, s.ScaleForm = scale, form
 	if m := n.Input(3); m != nil {
@@ -174,8 +174,8 @@ func liftMask(s *Site, m *graph.Value, what string) *Reject {
 	if m.Type.DType == graph.Bool {
 		kind = MaskBool
 	}
-	s.Mask, s.MaskValue, s.MaskForm = kind, m, what
-	s.Masks = []MaskTerm{{Kind: kind, Value: m, Form: what}}
+	s.Mask, s.MaskValue, s.MaskForm = kind, m, MaskFormInput
+	s.Masks = []MaskTerm{{Kind: kind, Value: m, Form: MaskFormInput}}
 	return nil
 }
 
@@ -222,13 +222,13 @@ func liftMHA(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
 		return nil, reject(q.Name, "hidden sizes %s, %s, %s do not split into %d heads", qs[2], ks[2], vs[2], h)
 	}
 	s.PackedHeads, s.DType = true, q.Type.DType
-	scale, form := float64(n.AttrFloat("scale", 0)), "attr"
+	scale, form := float64(n.AttrFloat("scale", 0)), ScaleAttr
 	if scale == 0 {
 		d, ok := s.HeadDim.Value()
 		if !ok {
 			return nil, reject(q.Name, "default scale 1/√Dqk with head dim %s unknown", s.HeadDim)
 		}
-		scale, form = 1/math.Sqrt(float64(d)), "default"
+		scale, form = 1/math.Sqrt(float64(d)), ScaleDefault
 	}
 	s.Scale, s.ScaleForm = scale, form
 	if rj := liftMask(s, bias, "attention_bias"); rj != nil {
@@ -258,7 +258,7 @@ func liftVariant(s *Site) string {
 	if !s.Heads.Equal(s.KVHeads) {
 		v += "/gqa"
 	}
-	v += "/scale-" + s.ScaleForm
+	v += "/scale-" + s.ScaleForm.String()
 	if s.Mask != MaskNone {
 		v += "/mask-" + string(s.Mask)
 	}

@@ -132,9 +132,9 @@ func variantName(s *Site) string {
 	if s.KTransposed {
 		v += "/kt"
 	}
-	v += "/scale-" + s.ScaleForm
+	v += "/scale-" + s.ScaleForm.String()
 	if s.Mask != MaskNone {
-		v += "/mask-" + s.MaskForm
+		v += "/mask-" + string(s.MaskForm)
 	}
 	if s.Causal {
 		v += "/causal"

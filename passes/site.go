@@ -38,14 +38,14 @@ type Site struct {
 	Output         *graph.Value
 
 	Scale     float64
-	ScaleForm string // none, scores, q, q_and_k
+	ScaleForm ScaleForm
 
 	// Mask summarises Masks: none, the kind of a single term, or additive
 	// when several terms must be combined into one bias.
 	Mask      MaskKind
 	MaskValue *graph.Value // the single term's tensor (first term when several)
 	Masks     []MaskTerm
-	MaskForm  string // add, where, add_where, causal_where (first term)
+	MaskForm  MaskForm // of the first term
 	Causal    bool
 
 	ScoreOp   string // MatMul or Einsum
@@ -89,7 +89,7 @@ type MaskTerm struct {
 	// Fill is the finite fill of Where(mask, x, fill), kept as an additive
 	// mask Where(mask, 0, fill); nil otherwise.
 	Fill *float64
-	Form string
+	Form MaskForm
 	// BatchView is set when the term is added in a (B/w, w, …) view of the
 	// scores (Swin's shifted-window mask): the term broadcasts against that
 	// 5-D view, whose first two dims are given here.
