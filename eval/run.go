@@ -189,7 +189,13 @@ func execute(m *graph.Model, order []*graph.Node, feeds map[string]*Tensor, want
 			}
 			in[i] = t
 		}
-		outs, err := runNode(m, n, in, threads)
+		var outs []*Tensor
+		var err error
+		if n.Is("If") {
+			outs, err = runIf(m, n, in[0], get, opts)
+		} else {
+			outs, err = runNode(m, n, in, threads)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("node %s (%s): %w", n.Label(), n.OpType, err)
 		}
@@ -210,7 +216,7 @@ func execute(m *graph.Model, order []*graph.Node, feeds map[string]*Tensor, want
 				continue
 			}
 			left[v.Name]--
-			if left[v.Name] == 0 && !keep[v.Name] {
+			if left[v.Name] == 0 && !keep[v.Name] && !readBySubgraph(v) {
 				delete(vals, v.Name)
 			}
 		}
@@ -305,4 +311,15 @@ func needFloat(ts ...*Tensor) error {
 		}
 	}
 	return nil
+}
+
+// readBySubgraph reports whether a subgraph attribute reads v (If branches
+// look it up when they run), so it must not be freed early.
+func readBySubgraph(v *graph.Value) bool {
+	for _, u := range v.Uses() {
+		if u.Index < 0 {
+			return true
+		}
+	}
+	return false
 }

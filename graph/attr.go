@@ -135,3 +135,12 @@ func (t *Tensor) Equal(u *Tensor) bool {
 	y, err2 := u.Raw()
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
+
+// GraphProto is a graph attribute's subgraph as loaded (read-only: the IR
+// keeps subgraphs byte for byte), or nil for other attributes.
+func (a *Attr) GraphProto() *onnxpb.GraphProto {
+	if a.Kind != AttrGraph || a.pb == nil {
+		return nil
+	}
+	return a.pb.GetG()
+}

@@ -14,20 +14,20 @@ import (
 // models this targets; it needs no change to the model's own nodes.
 
 func buildApprox(e *emitter, t Target, s *Site, p *Plan) (*graph.Value, error) {
-	q, k, v := s.Q, naturalK(e, s), naturalV(e, s)
+	q, k, v := naturalQ(e, s), naturalK(e, s), naturalV(e, s)
 	if s.Rank == 2 {
 		q, k, v = e.unsqueeze(q, 0), e.unsqueeze(k, 0), e.unsqueeze(v, 0)
 	}
 	var out *graph.Value
 	switch p.Kind {
-	case "window":
+	case PlanWindow:
 		out = e.op("WindowAttention", "attnopt", []*graph.Value{q, k, v},
 			graph.IntsAttr("spatial_shape", p.Grid.Dims), graph.IntsAttr("window", p.Window),
 			graph.IntsAttr("shift", p.Shift), graph.FloatAttr("scale", float32(s.Scale)))
-	case "pool_kv":
+	case PlanPoolKV:
 		k, v = poolTokens(e, k, p.Grid.Dims, p.Stride), poolTokens(e, v, p.Grid.Dims, p.Stride)
 		out = t.Attend(e, s, q, k, v)
-	case "pool_qkv":
+	case PlanPoolQKV:
 		if e.opset < 11 {
 			return nil, fmt.Errorf("pool qkv needs Resize with sizes (opset 11 or later), the model has opset %d", e.opset)
 		}

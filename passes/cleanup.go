@@ -15,6 +15,10 @@ func cleanupPass(c *Context) error {
 	g := c.Model.Graph
 	for changed := true; changed; {
 		changed = false
+		// The replaced site's nodes die first: while they still read the
+		// model's own layout ops, those ops look shared and a pair such as
+		// Transpose(Transpose(k)) would not fold.
+		c.DeadRemoved += g.RemoveDead()
 		if err := g.Sort(); err != nil {
 			return err
 		}
@@ -30,8 +34,8 @@ func cleanupPass(c *Context) error {
 				}
 			}
 		}
-		c.DeadRemoved += g.RemoveDead()
 	}
+	c.DeadRemoved += g.RemoveDead()
 	return nil
 }
 

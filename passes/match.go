@@ -11,12 +11,14 @@ type Result struct {
 	Sites    []*Site
 	Fused    []*graph.Node
 	Rejected []*Reject
+	// Nested is attention inside subgraphs, listed and not rewritten.
+	Nested []NestedOp
 }
 
 // FindSites matches every Softmax of g against the attention patterns.
 func FindSites(g *graph.Graph) *Result {
 	m := &matcher{g: g, opset: g.Model().Opset("")}
-	res := &Result{}
+	res := &Result{Nested: findNested(g)}
 	order, err := g.TopoOrder()
 	if err != nil {
 		order = g.Nodes
@@ -24,7 +26,19 @@ func FindSites(g *graph.Graph) *Result {
 	claimed := map[*graph.Node]bool{}
 	for _, n := range order {
 		if IsFusedAttention(n) {
-			res.Fused = append(res.Fused, n)
+			site, rej := liftFused(m.g, n)
+			switch {
+			case site != nil && !overlaps(site, claimed):
+				claimed[n] = true
+				site.ID = len(res.Sites)
+				res.Sites = append(res.Sites, site)
+			case rej != nil:
+				rej.Softmax = n
+				res.Rejected = append(res.Rejected, rej)
+				res.Fused = append(res.Fused, n)
+			default:
+				res.Fused = append(res.Fused, n)
+			}
 			continue
 		}
 		if !n.Is("Softmax") {
@@ -119,9 +133,9 @@ func variantName(s *Site) string {
 	if s.KTransposed {
 		v += "/kt"
 	}
-	v += "/scale-" + s.ScaleForm
+	v += "/scale-" + s.ScaleForm.String()
 	if s.Mask != MaskNone {
-		v += "/mask-" + s.MaskForm
+		v += "/mask-" + string(s.MaskForm)
 	}
 	if s.Causal {
 		v += "/causal"

@@ -48,7 +48,7 @@ func (m *matcher) peelAddMask(n *graph.Node, s *Site) (*graph.Value, *Reject) {
 	if w := bias.Producer(); w != nil && w.Is("Where") {
 		if cond, inv, ok := boolMaskOfWhere(w); ok {
 			s.biasInputs = append(s.biasInputs, bias)
-			m.addMask(s, MaskTerm{Kind: MaskBool, Value: cond, Inverted: inv, Form: "add_where"})
+			m.addMask(s, MaskTerm{Kind: MaskBool, Value: cond, Inverted: inv, Form: MaskFormAddWhere})
 			return x, nil
 		}
 	}
@@ -59,7 +59,7 @@ func (m *matcher) peelAddMask(n *graph.Node, s *Site) (*graph.Value, *Reject) {
 	if bias.Type.Ranked && x.Type.Ranked && len(bias.Type.Shape) > len(x.Type.Shape) {
 		return nil, reject(bias.Name, "bias %q has rank %d, more than the scores' %d", bias.Name, len(bias.Type.Shape), len(x.Type.Shape))
 	}
-	m.addMask(s, MaskTerm{Kind: MaskAdditive, Value: bias, Form: "add"})
+	m.addMask(s, MaskTerm{Kind: MaskAdditive, Value: bias, Form: MaskFormAdd})
 	return x, nil
 }
 
@@ -121,17 +121,17 @@ func (m *matcher) peelWhereMask(n *graph.Node, s *Site) (*graph.Value, *Reject) 
 		// a finite fill is equivalent to -inf here.
 		s.Causal = true
 		if s.MaskForm == "" {
-			s.MaskForm = "causal_where"
+			s.MaskForm = MaskFormCausalWhere
 		}
 		return x, nil
 	}
 	if negInf(c) {
-		m.addMask(s, MaskTerm{Kind: MaskBool, Value: cond, Inverted: inverted, Form: "where"})
+		m.addMask(s, MaskTerm{Kind: MaskBool, Value: cond, Inverted: inverted, Form: MaskFormWhere})
 		return x, nil
 	}
 	// A finite fill differs from a bool mask on fully masked rows; keep it
 	// as an additive mask Where(mask, 0, c) built by the rewrite.
-	m.addMask(s, MaskTerm{Kind: MaskAdditive, Value: cond, Inverted: inverted, Fill: &c, Form: "where"})
+	m.addMask(s, MaskTerm{Kind: MaskAdditive, Value: cond, Inverted: inverted, Fill: &c, Form: MaskFormWhere})
 	return x, nil
 }
 

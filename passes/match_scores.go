@@ -2,7 +2,6 @@ package passes
 
 import (
 	"math"
-	"strings"
 
 	"github.com/attnopt/attnopt/graph"
 )
@@ -11,7 +10,7 @@ import (
 // steps exporters put between Q·Kᵀ and the softmax (cast, scale, mask) to the
 // score product itself. Every step's output must feed only the next step.
 func (m *matcher) matchScoreChain(v *graph.Value, s *Site) ([]*graph.Node, *Reject) {
-	s.Scale, s.ScaleForm = 1, "none"
+	s.Scale, s.ScaleForm = 1, 0
 	s.Mask = MaskNone
 	var nodes []*graph.Node
 	for steps := 0; ; steps++ {
@@ -31,7 +30,7 @@ func (m *matcher) matchScoreChain(v *graph.Value, s *Site) ([]*graph.Node, *Reje
 			s.SoftCasts = true
 			v = p.Input(0)
 		case p.Is("Mul") || p.Is("Div"):
-			next, r := m.peelScale(p, s, "scores")
+			next, r := m.peelScale(p, s, ScaleOnScores)
 			if r != nil {
 				return nil, r
 			}
@@ -73,7 +72,7 @@ func (m *matcher) matchScoreChain(v *graph.Value, s *Site) ([]*graph.Node, *Reje
 
 // peelScale takes a Mul or Div by a constant scalar off one side of n and
 // folds it into the site's scale; it returns the other operand.
-func (m *matcher) peelScale(n *graph.Node, s *Site, where string) (*graph.Value, *Reject) {
+func (m *matcher) peelScale(n *graph.Node, s *Site, where ScaleForm) (*graph.Value, *Reject) {
 	a, b := n.Input(0), n.Input(1)
 	x, c := a, b
 	if _, ok := b.Scalar(); !ok && n.Is("Mul") {
@@ -101,12 +100,7 @@ func (m *matcher) peelScale(n *graph.Node, s *Site, where string) (*graph.Value,
 		val = 1 / val
 	}
 	s.Scale *= val
-	switch {
-	case s.ScaleForm == "none":
-		s.ScaleForm = where
-	case s.ScaleForm != where && !strings.Contains(s.ScaleForm, where):
-		s.ScaleForm = s.ScaleForm + "_and_" + where
-	}
+	s.ScaleForm |= where
 	return x, nil
 }
 
@@ -118,24 +112,21 @@ func negInf(x float64) bool { return math.IsInf(x, -1) || x <= -1e30 }
 // either side.
 func (m *matcher) matchQKMatMul(n *graph.Node, s *Site) *Reject {
 	s.ScoreOp = "MatMul"
-	q, r := m.peelOperandScale(n.Input(0), s, "q")
+	q, r := m.peelOperandScale(n.Input(0), s, ScaleOnQ)
 	if r != nil {
 		return r
 	}
-	kt, r := m.peelOperandScale(n.Input(1), s, "k")
+	kt, r := m.peelOperandScale(n.Input(1), s, ScaleOnK)
 	if r != nil {
 		return r
 	}
 	s.Q, s.K, s.KTransposed = q, kt, true
-	if s.ScaleForm == "q_and_k" || s.ScaleForm == "k_and_q" {
-		s.ScaleForm = "q_and_k"
-	}
 	return nil
 }
 
 // peelOperandScale removes Mul/Div by a scalar from an operand of the score
 // product when that scaled operand feeds nothing else.
-func (m *matcher) peelOperandScale(v *graph.Value, s *Site, side string) (*graph.Value, *Reject) {
+func (m *matcher) peelOperandScale(v *graph.Value, s *Site, side ScaleForm) (*graph.Value, *Reject) {
 	for i := 0; i < 4; i++ {
 		p := v.Producer()
 		if p == nil || !(p.Is("Mul") || p.Is("Div")) || len(v.Uses()) != 1 {
@@ -188,18 +179,15 @@ func (m *matcher) matchQKEinsum(n *graph.Node, s *Site) *Reject {
 	default:
 		return reject(n.Label(), "einsum %q does not contract the head dim of Q and K", eq)
 	}
-	q, r := m.peelOperandScale(n.Input(0), s, "q")
+	q, r := m.peelOperandScale(n.Input(0), s, ScaleOnQ)
 	if r != nil {
 		return r
 	}
-	kv, r := m.peelOperandScale(n.Input(1), s, "k")
+	kv, r := m.peelOperandScale(n.Input(1), s, ScaleOnK)
 	if r != nil {
 		return r
 	}
 	s.Q, s.K = q, kv
-	if s.ScaleForm == "k_and_q" {
-		s.ScaleForm = "q_and_k"
-	}
 	return nil
 }
 
@@ -243,7 +231,7 @@ func (m *matcher) peelBatchView(outer *graph.Node, s *Site) (*graph.Value, []*gr
 			if !bias.Type.DType.IsFloat() {
 				return nil, nil, reject(bias.Name, "node %q adds %q of type %s to the scores", p.Label(), bias.Name, bias.Type.DType)
 			}
-			terms = append(terms, MaskTerm{Kind: MaskAdditive, Value: bias, Form: "add_window_view", BatchView: view})
+			terms = append(terms, MaskTerm{Kind: MaskAdditive, Value: bias, Form: MaskFormWindowView, BatchView: view})
 			v = x
 		case p.Is("Reshape"):
 			x := p.Input(0)

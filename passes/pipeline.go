@@ -16,12 +16,17 @@ type Options struct {
 
 // Action says what the rewrite did with one site.
 type Action struct {
-	Site   *Site
-	Plan   *Plan
-	Fused  bool
+	Site  *Site
+	Plan  *Plan
+	Fused bool
+	// Kept marks a lifted site whose op already is the target's op.
+	Kept   bool
 	Op     string // the fused op, "domain.Op"
 	Node   string // the fused node's name
 	Reason string // why the site was left alone
+	// Warning says why the fused op still materialises the scores in the
+	// target's runtime (Plan.BytesAfter then counts them).
+	Warning string
 }
 
 // Context is the state the passes share.
@@ -39,16 +44,41 @@ type Context struct {
 type Pass struct {
 	Name string
 	Run  func(*Context) error
+	// After names the passes that must run before this one.
+	After []string
 }
 
-// Pipeline is the pass table, in order.
+// Pipeline is the pass table, in order; checkOrder proves the order at init.
 var Pipeline = []Pass{
-	{"match", matchPass},
-	{"fuse", fusePass},
-	{"cleanup-layout", cleanupPass},
-	{"dead-code", deadCodePass},
-	{"opset-import", opsetPass},
-	{"sort", sortPass},
+	{"match", matchPass, nil},
+	{"fuse", fusePass, []string{"match"}},
+	{"cleanup-layout", cleanupPass, []string{"fuse"}},
+	{"dead-code", deadCodePass, []string{"fuse", "cleanup-layout"}},
+	{"opset-import", opsetPass, []string{"fuse"}},
+	{"sort", sortPass, []string{"fuse", "cleanup-layout", "dead-code"}},
+}
+
+func init() {
+	if err := checkOrder(Pipeline); err != nil {
+		panic(err)
+	}
+}
+
+// checkOrder says which pass runs before one it needs, or names twice.
+func checkOrder(table []Pass) error {
+	seen := map[string]bool{}
+	for _, p := range table {
+		if seen[p.Name] {
+			return fmt.Errorf("pass table: %q listed twice", p.Name)
+		}
+		for _, a := range p.After {
+			if !seen[a] {
+				return fmt.Errorf("pass table: %q must run after %q", p.Name, a)
+			}
+		}
+		seen[p.Name] = true
+	}
+	return nil
 }
 
 // Rewrite runs the pipeline over m in place.
@@ -74,6 +104,10 @@ func Rewrite(m *graph.Model, opts Options) (*Context, error) {
 			}
 		}
 	}
+	// Always verified before anyone writes it, --verify-each or not.
+	if err := m.Graph.Verify(); err != nil {
+		return c, fmt.Errorf("rewritten graph invalid: %w", err)
+	}
 	return c, nil
 }
 
@@ -88,7 +122,7 @@ func fusePass(c *Context) error {
 	for _, s := range c.Match.Sites {
 		a := Action{Site: s, Op: c.Target.Op(), Plan: choosePlan(s, c.Opts.Approx)}
 		if a.Plan.Approximate() {
-			if a.Plan.Kind == "window" {
+			if a.Plan.Kind == PlanWindow {
 				a.Op = "attnopt.WindowAttention"
 			}
 			if err := c.fuseWith(s, &a, func(e *emitter) (*graph.Value, error) { return buildApprox(e, c.Target, s, a.Plan) }); err != nil {
@@ -96,10 +130,18 @@ func fusePass(c *Context) error {
 			}
 			continue
 		}
+		if why := liftedSame(c.Target, s); why != "" {
+			a.Reason, a.Kept = why, true
+			c.Actions = append(c.Actions, a)
+			continue
+		}
 		if err := c.Target.CheckSite(s); err != nil {
 			a.Reason = reasonOf(err)
 			c.Actions = append(c.Actions, a)
 			continue
+		}
+		if why := c.Target.Materialises(s); why != "" {
+			a.Warning, a.Plan.BytesAfter = why, a.Plan.BytesBefore
 		}
 		if err := c.fuseWith(s, &a, func(e *emitter) (*graph.Value, error) { return c.Target.Build(e, s) }); err != nil {
 			return err
@@ -132,6 +174,7 @@ func (c *Context) fuseWith(s *Site, a *Action, build func(e *emitter) (*graph.Va
 		return nil
 	}
 	replaceShapeReaders(e, s, readers)
+	rewirePresent(e, s)
 	rewireTypeOnly(s, out)
 	g.ReplaceAllUses(s.Output, out)
 	for _, n := range g.Nodes[before:] {
@@ -171,7 +214,7 @@ func opsetPass(c *Context) error {
 			continue
 		}
 		imp := c.Target.Import()
-		if a.Plan != nil && a.Plan.Kind == "window" {
+		if a.Plan != nil && a.Plan.Kind == PlanWindow {
 			imp = graph.Opset{Domain: "attnopt", Version: 1}
 		}
 		if c.Model.Opset(imp.Domain) < imp.Version {

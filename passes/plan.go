@@ -10,7 +10,7 @@ import (
 // Plan is what the rewrite does with one site: exact fusion, or an opt-in
 // approximation over the site's token grid (DESIGN.md §5).
 type Plan struct {
-	Kind     string  // exact, window, pool_kv, pool_qkv, none
+	Kind     PlanKind
 	Window   []int64 // per grid axis (window)
 	Shift    []int64 // per grid axis (window)
 	Stride   int64   // pool stride per axis (pool_kv, pool_qkv)
@@ -24,23 +24,23 @@ type Plan struct {
 
 // Approximate reports whether the plan changes the site's function.
 func (p *Plan) Approximate() bool {
-	return p.Kind == "window" || p.Kind == "pool_kv" || p.Kind == "pool_qkv"
+	return p.Kind == PlanWindow || p.Kind == PlanPoolKV || p.Kind == PlanPoolQKV
 }
 
 func (p *Plan) String() string {
 	switch p.Kind {
-	case "window":
+	case PlanWindow:
 		s := "window " + units.FormatDims(p.Window)
 		if anyNonZero(p.Shift) {
 			s += " shift " + units.FormatDims(p.Shift)
 		}
 		return s + " over grid " + p.Grid.String()
-	case "pool_kv":
+	case PlanPoolKV:
 		return fmt.Sprintf("pool K,V stride %d over grid %s", p.Stride, p.Grid.String())
-	case "pool_qkv":
+	case PlanPoolQKV:
 		return fmt.Sprintf("pool Q,K,V stride %d over grid %s, %s upsample", p.Stride, p.Grid.String(), p.Upsample)
 	}
-	return p.Kind
+	return string(p.Kind)
 }
 
 func anyNonZero(ds []int64) bool {
@@ -101,9 +101,9 @@ func planBytes(s *Site, p *Plan) int64 {
 	dv, _ := s.VHeadDim.Value()
 	outFull := int64(0)
 	switch p.Kind {
-	case "pool_kv":
+	case PlanPoolKV:
 		nk = prod(pooled(p.Grid.Dims, p.Stride))
-	case "pool_qkv":
+	case PlanPoolQKV:
 		outFull = e * b * hq * nq * dv
 		nq = prod(pooled(p.Grid.Dims, p.Stride))
 		nk = nq
@@ -130,7 +130,7 @@ func choosePlan(s *Site, o ApproxOptions) *Plan {
 	if !ok {
 		before = -1
 	}
-	exact := &Plan{Kind: "exact", BytesBefore: before, BytesAfter: -1}
+	exact := &Plan{Kind: PlanExact, BytesBefore: before, BytesAfter: -1}
 	if fb, ok := s.FusedBytes(); ok {
 		exact.BytesAfter = fb
 	}
@@ -149,7 +149,7 @@ func choosePlan(s *Site, o ApproxOptions) *Plan {
 	if explicit {
 		p := explicitPlan(s, grid, o)
 		p.BytesBefore = before
-		if p.Kind != "exact" {
+		if p.Kind != PlanExact {
 			p.BytesAfter = planBytes(s, p)
 		}
 		return p
@@ -161,7 +161,7 @@ func choosePlan(s *Site, o ApproxOptions) *Plan {
 	// Least lossy first. A window keeps Q, K, V and O whole, so it never
 	// fits where exact fusion does not; pooling K and V, then all of Q, K,
 	// V with an upsample, at strides 2, 4, 8.
-	for _, kind := range []string{"pool_kv", "pool_qkv"} {
+	for _, kind := range []PlanKind{PlanPoolKV, PlanPoolQKV} {
 		for _, st := range []int64{2, 4, 8} {
 			p := &Plan{Kind: kind, Stride: st, Upsample: "nearest", Grid: grid, BytesBefore: before}
 			if err := approxApplies(s, p); err != "" {
@@ -181,18 +181,18 @@ func choosePlan(s *Site, o ApproxOptions) *Plan {
 func explicitPlan(s *Site, grid *Grid, o ApproxOptions) *Plan {
 	var p *Plan
 	if o.Window != nil {
-		p = &Plan{Kind: "window", Window: fitAxes(o.Window, grid.Dims), Shift: fitAxes(o.Shift, grid.Dims), Grid: grid}
+		p = &Plan{Kind: PlanWindow, Window: fitAxes(o.Window, grid.Dims), Shift: fitAxes(o.Shift, grid.Dims), Grid: grid}
 		if o.Shift == nil {
 			p.Shift = make([]int64, len(grid.Dims))
 		}
 	} else {
-		p = &Plan{Kind: "pool_" + o.Pool, Stride: max(o.Stride, 1), Upsample: o.Upsample, Grid: grid}
+		p = &Plan{Kind: PlanKind("pool_" + o.Pool), Stride: max(o.Stride, 1), Upsample: o.Upsample, Grid: grid}
 		if p.Upsample == "" {
 			p.Upsample = "nearest"
 		}
 	}
 	if why := approxApplies(s, p); why != "" {
-		return &Plan{Kind: "exact", BytesAfter: -1, Reason: "no approximation: " + why}
+		return &Plan{Kind: PlanExact, BytesAfter: -1, Reason: "no approximation: " + why}
 	}
 	return p
 }
@@ -254,13 +254,13 @@ func approxApplies(s *Site, p *Plan) string {
 		return fmt.Sprintf("keys (%d) are not on the queries' grid %s", nk, p.Grid.String())
 	}
 	switch p.Kind {
-	case "window":
+	case PlanWindow:
 		for i, w := range p.Window {
 			if w < 1 || p.Shift[i] < 0 || p.Shift[i] >= p.Grid.Dims[i] {
 				return "window and shift must be positive and inside the grid"
 			}
 		}
-	case "pool_kv", "pool_qkv":
+	case PlanPoolKV, PlanPoolQKV:
 		if p.Stride < 2 {
 			return "--stride must be at least 2"
 		}
@@ -268,7 +268,7 @@ func approxApplies(s *Site, p *Plan) string {
 			return "--upsample must be nearest or linear"
 		}
 	default:
-		return "unknown approximation " + p.Kind
+		return "unknown approximation " + string(p.Kind)
 	}
 	return ""
 }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/attnopt/attnopt/eval"
@@ -63,8 +64,13 @@ func TestRewriteGoldenAndNumbers(t *testing.T) {
 					}
 					t.Fatalf("fused %d of %d sites", c.FusedCount(), sites)
 				}
-				if left := FindSites(m.Graph); len(left.Sites) != 0 {
-					t.Fatalf("%d sites remain after the rewrite", len(left.Sites))
+				// What remains is the target's own op where its runtime still
+				// materialises the scores (ONNX Attention; MultiHeadAttention
+				// with a bias), lifted as a site: memory truth, not a miss.
+				for _, s := range FindSites(m.Graph).Sites {
+					if s.Lifted == nil || s.Lifted.Domain+"."+s.Lifted.OpType != strings.TrimPrefix(c.Target.Op(), "ai.onnx") || (target == "ort" && s.Mask == MaskNone) {
+						t.Fatalf("site %s (%s) remains after the rewrite", s.Softmax.Label(), s.Variant)
+					}
 				}
 				checkGolden(t, filepath.Join("..", "testdata", "golden", name+"_"+target+".txt"), m.Dump())
 				data, err := m.Marshal()

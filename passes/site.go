@@ -38,14 +38,14 @@ type Site struct {
 	Output         *graph.Value
 
 	Scale     float64
-	ScaleForm string // none, scores, q, q_and_k
+	ScaleForm ScaleForm
 
 	// Mask summarises Masks: none, the kind of a single term, or additive
 	// when several terms must be combined into one bias.
 	Mask      MaskKind
 	MaskValue *graph.Value // the single term's tensor (first term when several)
 	Masks     []MaskTerm
-	MaskForm  string // add, where, add_where, causal_where (first term)
+	MaskForm  MaskForm // of the first term
 	Causal    bool
 
 	ScoreOp   string // MatMul or Einsum
@@ -59,12 +59,25 @@ type Site struct {
 	DType                                                 graph.DType
 	Variant                                               string
 
+	// Lifted is the already-fused op this site was lifted from (lift.go);
+	// nil for a matched pattern. Softmax then names that op too.
+	Lifted *graph.Node
+	// PackedHeads marks Q, K, V and the output as (B, N, H·D), split into
+	// Heads (KVHeads) by the rewrite's adapters; the site is otherwise rank 4.
+	PackedHeads bool
+	// PastK/PastV are a KV cache (B, Hkv, P, D) the keys and values are
+	// appended to on the key axis; WantPresent says the concatenation is
+	// read (ONNX Attention's present_key/present_value).
+	PastK, PastV *graph.Value
+	WantPresent  bool
+
 	// ZeroRowGuard marks a Where after the softmax that zeroes fully masked
 	// rows; the fused ops do that themselves.
 	ZeroRowGuard bool
 
-	extra      []*graph.Node  // operand-scale nodes peeled off Q or Kᵀ
-	biasInputs []*graph.Value // tensors added to the scores, as the graph has them
+	extra      []*graph.Node   // operand-scale nodes peeled off Q or Kᵀ
+	present    [2]*graph.Value // full K and V as emitted, for present outputs
+	biasInputs []*graph.Value  // tensors added to the scores, as the graph has them
 }
 
 // MaskTerm is one mask applied to the scores.
@@ -76,7 +89,7 @@ type MaskTerm struct {
 	// Fill is the finite fill of Where(mask, x, fill), kept as an additive
 	// mask Where(mask, 0, fill); nil otherwise.
 	Fill *float64
-	Form string
+	Form MaskForm
 	// BatchView is set when the term is added in a (B/w, w, …) view of the
 	// scores (Swin's shifted-window mask): the term broadcasts against that
 	// 5-D view, whose first two dims are given here.

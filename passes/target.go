@@ -26,6 +26,10 @@ type Target interface {
 	Attend(e *emitter, s *Site, q, k, v *graph.Value) *graph.Value
 	// Import is the opset import the fused op needs.
 	Import() graph.Opset
+	// Materialises says why the target's op still materialises the
+	// B·H·Nq·Nk scores for this site in its runtime ("" when it does not):
+	// rewrite then counts the site's memory as the scores and warns.
+	Materialises(s *Site) string
 }
 
 var targets = map[string]Target{}
@@ -64,26 +68,64 @@ func staticDim(d graph.Dim, what string) (int64, error) {
 	return v, nil
 }
 
-// naturalK returns K as (…, Nk, Dqk).
-func naturalK(e *emitter, s *Site) *graph.Value {
-	if s.KTransposed {
-		return e.swapLast2(s.K)
+// naturalQ returns Q as (…, Nq, Dqk).
+func naturalQ(e *emitter, s *Site) *graph.Value {
+	if s.PackedHeads {
+		return splitHeads(e, s.Q, s.Heads)
 	}
-	return s.K
+	return s.Q
 }
 
-// naturalV returns V as (…, Nk, Dv).
-func naturalV(e *emitter, s *Site) *graph.Value {
-	if s.VChannelsFirst {
-		return e.swapLast2(s.V)
+// naturalK returns K as (…, Nk, Dqk), after the KV cache when there is one.
+func naturalK(e *emitter, s *Site) *graph.Value {
+	k := s.K
+	switch {
+	case s.KTransposed:
+		k = e.swapLast2(k)
+	case s.PackedHeads:
+		k = splitHeads(e, k, s.KVHeads)
 	}
-	return s.V
+	k = appendCache(e, s.PastK, k)
+	s.present[0] = k
+	return k
+}
+
+// naturalV returns V as (…, Nk, Dv), after the KV cache when there is one.
+func naturalV(e *emitter, s *Site) *graph.Value {
+	v := s.V
+	switch {
+	case s.VChannelsFirst:
+		v = e.swapLast2(v)
+	case s.PackedHeads:
+		v = splitHeads(e, v, s.KVHeads)
+	}
+	v = appendCache(e, s.PastV, v)
+	s.present[1] = v
+	return v
+}
+
+// splitHeads is the adapter (B, N, H·D) → (B, H, N, D); cleanup cancels it
+// against a target that merges heads again (MultiHeadAttention).
+func splitHeads(e *emitter, x *graph.Value, heads graph.Dim) *graph.Value {
+	h, _ := heads.Value()
+	return e.transpose(e.reshape(x, 0, 0, h, -1), 0, 2, 1, 3)
+}
+
+// appendCache concatenates a KV cache (B, Hkv, P, D) before x on the key axis.
+func appendCache(e *emitter, past, x *graph.Value) *graph.Value {
+	if past == nil {
+		return x
+	}
+	return e.op("Concat", "", []*graph.Value{past, x}, graph.IntAttr("axis", 2))
 }
 
 // restoreOutput turns a (…, Nq, Dv) result into the site's output layout.
 func restoreOutput(e *emitter, s *Site, out *graph.Value) *graph.Value {
-	if s.VChannelsFirst {
+	switch {
+	case s.VChannelsFirst:
 		out = e.swapLast2(out)
+	case s.PackedHeads:
+		out = e.reshape(e.transpose(out, 0, 2, 1, 3), 0, 0, -1)
 	}
 	if want := s.Output.Type.DType; want != graph.Undefined && want != out.Type.DType {
 		out = e.op("Cast", "", []*graph.Value{out}, graph.IntAttr("to", int64(want)))

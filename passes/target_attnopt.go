@@ -14,6 +14,7 @@ func (attnoptTarget) Name() string                    { return "attnopt" }
 func (attnoptTarget) Op() string                      { return "attnopt.FlashAttention" }
 func (attnoptTarget) Import() graph.Opset             { return graph.Opset{Domain: "attnopt", Version: 1} }
 func (attnoptTarget) CheckModel(m *graph.Model) error { return nil }
+func (attnoptTarget) Materialises(s *Site) string     { return "" }
 
 func (attnoptTarget) CheckSite(s *Site) error {
 	switch s.DType {
@@ -24,7 +25,7 @@ func (attnoptTarget) CheckSite(s *Site) error {
 }
 
 func (attnoptTarget) Build(e *emitter, s *Site) (*graph.Value, error) {
-	q, k, v := s.Q, naturalK(e, s), naturalV(e, s)
+	q, k, v := naturalQ(e, s), naturalK(e, s), naturalV(e, s)
 	if s.Rank == 2 {
 		q, k, v = e.unsqueeze(q, 0), e.unsqueeze(k, 0), e.unsqueeze(v, 0)
 	}

@@ -17,8 +17,11 @@ func (onnxTarget) Name() string        { return "onnx" }
 func (onnxTarget) Op() string          { return "ai.onnx.Attention" }
 func (onnxTarget) Import() graph.Opset { return graph.Opset{Domain: "", Version: 23} }
 
-// OnnxTargetNote is printed with every onnx-target rewrite.
-const OnnxTargetNote = "note: ONNX Runtime 1.24's CPU kernel for Attention still materialises the N×N scores; --target ort or attnopt avoids them"
+// Materialises: ONNX Runtime 1.24's CPU kernel for Attention always
+// materialises the scores.
+func (onnxTarget) Materialises(s *Site) string {
+	return "ONNX Runtime 1.24's CPU kernel for Attention materialises the scores; --target attnopt (attnopt.FlashAttention) does not"
+}
 
 func (onnxTarget) CheckModel(m *graph.Model) error {
 	if v := m.Opset(""); v < 23 {
@@ -41,7 +44,7 @@ func (onnxTarget) CheckSite(s *Site) error {
 }
 
 func (onnxTarget) Build(e *emitter, s *Site) (*graph.Value, error) {
-	q, k, v := s.Q, naturalK(e, s), naturalV(e, s)
+	q, k, v := naturalQ(e, s), naturalK(e, s), naturalV(e, s)
 	var lift []int64
 	switch s.Rank {
 	case 3:

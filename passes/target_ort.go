@@ -19,6 +19,15 @@ func (ortTarget) Op() string                      { return "com.microsoft.MultiH
 func (ortTarget) Import() graph.Opset             { return graph.Opset{Domain: "com.microsoft", Version: 1} }
 func (ortTarget) CheckModel(m *graph.Model) error { return nil }
 
+// Materialises: ONNX Runtime 1.24's CPU MultiHeadAttention takes its
+// memory-efficient path only without attention_bias or key padding mask.
+func (ortTarget) Materialises(s *Site) string {
+	if len(s.Masks) == 0 {
+		return ""
+	}
+	return "ONNX Runtime 1.24's CPU MultiHeadAttention materialises the scores when it has an attention_bias (this site is masked); --target attnopt (attnopt.FlashAttention) does not"
+}
+
 func (ortTarget) CheckSite(s *Site) error {
 	if !causalAligned(s) {
 		return &Reject{At: s.Softmax.Label(), Reason: fmt.Sprintf("causal with q_len %s and kv_len %s: MultiHeadAttention's unidirectional alignment is not verified for unequal lengths (use --target attnopt)", s.QLen, s.KVLen)}
@@ -30,8 +39,8 @@ func (ortTarget) CheckSite(s *Site) error {
 		if _, err := staticDim(s.Heads, "the head count"); err != nil {
 			return &Reject{At: s.Q.Name, Reason: err.Error()}
 		}
-		if !s.Heads.Equal(s.KVHeads) {
-			return &Reject{At: s.K.Name, Reason: fmt.Sprintf("MultiHeadAttention has no grouped-query form (%s query heads, %s key heads); use --target attnopt or onnx", s.Heads, s.KVHeads)}
+		if _, err := kvGroup(s); err != nil {
+			return &Reject{At: s.K.Name, Reason: err.Error()}
 		}
 	}
 	return nil
@@ -43,11 +52,13 @@ func to3D(e *emitter, v *graph.Value) *graph.Value {
 }
 
 func (ortTarget) Build(e *emitter, s *Site) (*graph.Value, error) {
-	q, k, v := s.Q, naturalK(e, s), naturalV(e, s)
+	q, k, v := naturalQ(e, s), naturalK(e, s), naturalV(e, s)
 	heads := int64(1)
 	switch s.Rank {
 	case 4:
 		heads, _ = s.Heads.Value()
+		g, _ := kvGroup(s)
+		k, v = repeatHeads(e, k, g), repeatHeads(e, v, g)
 		q, k, v = to3D(e, q), to3D(e, k), to3D(e, v)
 	case 2:
 		q, k, v = e.unsqueeze(q, 0), e.unsqueeze(k, 0), e.unsqueeze(v, 0)
@@ -125,4 +136,28 @@ func (ortTarget) Attend(e *emitter, s *Site, q, k, v *graph.Value) *graph.Value 
 		out = e.transpose(e.reshape(out, 0, 0, heads, -1), 0, 2, 1, 3)
 	}
 	return out
+}
+
+// kvGroup is how many query heads share one key/value head (static sizes).
+func kvGroup(s *Site) (int64, error) {
+	hq, ok1 := s.Heads.Value()
+	hkv, ok2 := s.KVHeads.Value()
+	if !ok1 || !ok2 || hkv <= 0 || hq%hkv != 0 {
+		return 0, fmt.Errorf("%s query heads over %s key/value heads: MultiHeadAttention needs static head counts, one a multiple of the other", s.Heads, s.KVHeads)
+	}
+	return hq / hkv, nil
+}
+
+// repeatHeads gives each of g query heads its key/value head: (B, Hkv, N, D)
+// → (B, Hkv·g, N, D). MultiHeadAttention has no grouped-query form; the copy
+// costs g× the K/V memory, never the scores.
+func repeatHeads(e *emitter, x *graph.Value, g int64) *graph.Value {
+	if g == 1 {
+		return x
+	}
+	u := e.unsqueeze(x, 2)
+	shape := e.op("Concat", "", []*graph.Value{e.shapeSlice(x, 0, 2), e.i64(g), e.shapeSlice(x, 2, 4)}, graph.IntAttr("axis", 0))
+	full := e.op("Expand", "", []*graph.Value{u, shape})
+	merged := e.op("Concat", "", []*graph.Value{e.shapeSlice(x, 0, 1), e.i64(-1), e.shapeSlice(x, 2, 4)}, graph.IntAttr("axis", 0))
+	return e.op("Reshape", "", []*graph.Value{full, merged})
 }

@@ -577,6 +577,13 @@ func siteReports(match *passes.Result, actions []passes.Action, bMatch *passes.R
 						sr.BytesAfter = nil
 					}
 				}
+				if bs := bSites[fusedNode]; fusedNode != "" && bs != nil {
+					// The fused op is a site of B itself: its runtime
+					// materialises the scores (passes/lift.go).
+					sr.BytesAfter = bytesPtr(bs.ScoreBytes())
+					sr.Reason = "the fused op still materialises the scores: " + passes.LiftedNote(passes.OpName(bs.Lifted))
+					delete(bSites, fusedNode)
+				}
 			case act != nil:
 				sr.Status, sr.Reason, sr.BytesAfter = SiteLeft, act.Reason, sr.ScoreBytes
 			case bSites[sr.Softmax] != nil:

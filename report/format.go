@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/attnopt/attnopt/internal/units"
+	"github.com/attnopt/attnopt/passes"
 	"io"
 	"strconv"
 	"strings"
@@ -74,6 +75,7 @@ func (r *Inspect) writeText(w io.Writer, explain bool) error {
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "total: scores %s, fused %s\n", HumanBytes(r.Totals.ScoreBytes), HumanBytes(r.Totals.FusedBytes))
+		writeLifted(w, r.Sites)
 	}
 	for _, f := range r.Fused {
 		dom := f.Domain
@@ -90,7 +92,10 @@ func (r *Inspect) writeText(w io.Writer, explain bool) error {
 		}
 		fmt.Fprintln(w)
 	}
-	if len(r.Sites) == 0 && len(r.Fused) == 0 {
+	for _, n := range r.Nested {
+		fmt.Fprintf(w, "in subgraph %s: %s %s (listed; subgraphs are not rewritten)\n", n.Path, n.Op, n.Node)
+	}
+	if len(r.Sites) == 0 && len(r.Fused) == 0 && len(r.Nested) == 0 {
 		fmt.Fprintln(w, "nothing to do: no MatMul→Softmax→MatMul attention found")
 	}
 	if explain {
@@ -98,7 +103,7 @@ func (r *Inspect) writeText(w io.Writer, explain bool) error {
 			fmt.Fprintln(w, "every Softmax is part of a site")
 		}
 		for _, x := range r.Rejected {
-			fmt.Fprintf(w, "not a site: Softmax %s: %s\n", x.Softmax, strings.TrimSpace(x.Reason))
+			fmt.Fprintln(w, x.text())
 		}
 	}
 	return nil
@@ -124,4 +129,15 @@ func ptrText(p *int64) string {
 		return "?"
 	}
 	return strconv.FormatInt(*p, 10)
+}
+
+// writeLifted says which sites were lifted from an exporter's fused op and
+// in what form.
+func writeLifted(w io.Writer, sites []SiteInfo) {
+	for _, s := range sites {
+		if s.LiftedFrom != "" {
+			fmt.Fprintf(w, "site %d (%s): lifted from %s (%s); %s\n", s.ID, s.Softmax, s.LiftedFrom,
+				strings.TrimPrefix(s.Variant, "lifted:"+s.LiftedFrom+"/"), passes.LiftedNote(s.LiftedFrom))
+		}
+	}
 }

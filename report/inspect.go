@@ -3,6 +3,9 @@
 package report
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/passes"
 )
@@ -15,6 +18,16 @@ type Inspect struct {
 	Fused    []FusedInfo      `json:"fused"`
 	Totals   Totals           `json:"totals"`
 	Rejected []Rejection      `json:"rejected,omitempty"`
+	// Nested is attention inside subgraph attributes (If/Loop bodies,
+	// BeamSearch decoders): listed, not rewritten.
+	Nested []NestedInfo `json:"nested,omitempty"`
+}
+
+// NestedInfo is one attention op or Softmax inside a subgraph.
+type NestedInfo struct {
+	Path string `json:"path"`
+	Op   string `json:"op"`
+	Node string `json:"node"`
 }
 
 // SiteInfo is one attention site.
@@ -45,6 +58,9 @@ type SiteInfo struct {
 	Grid       []int64  `json:"grid"`        // token grid, null for sequences
 	TokenOrder string   `json:"token_order"` // channels_last or channels_first
 	GridProven bool     `json:"grid_proven"`
+	// LiftedFrom is the fused op ("domain.Op") a site was lifted from; its
+	// runtime materialises the scores (passes/lift.go). Empty for patterns.
+	LiftedFrom string `json:"lifted_from,omitempty"`
 }
 
 // Dims gives every dim as text, symbolic ones included ("batch", "2*seq").
@@ -76,11 +92,30 @@ type Totals struct {
 	FusedBytes *int64 `json:"fused_bytes"`
 }
 
-// Rejection is a Softmax that is not a site, and why.
+// Rejection is a Softmax that is not a site, or a fused op that could not
+// be lifted into one (Op names it then), and why.
 type Rejection struct {
 	Softmax string `json:"softmax"`
+	Op      string `json:"op,omitempty"`
 	At      string `json:"at"`
 	Reason  string `json:"reason"`
+}
+
+func newRejection(r *passes.Reject) Rejection {
+	x := Rejection{Softmax: r.Softmax.Label(), At: r.At, Reason: r.Reason}
+	if passes.IsFusedAttention(r.Softmax) {
+		x.Op = passes.OpName(r.Softmax)
+	}
+	return x
+}
+
+// text is the --explain line.
+func (x Rejection) text() string {
+	what := "Softmax"
+	if x.Op != "" {
+		what = x.Op + " (kept fused)"
+	}
+	return fmt.Sprintf("not a site: %s %s: %s", what, x.Softmax, strings.TrimSpace(x.Reason))
 }
 
 func dimPtr(d graph.Dim) *int64 {
@@ -136,7 +171,10 @@ func NewInspect(path string, m *graph.Model, res *passes.Result) *Inspect {
 		r.Fused = append(r.Fused, fi)
 	}
 	for _, rej := range res.Rejected {
-		r.Rejected = append(r.Rejected, Rejection{Softmax: rej.Softmax.Label(), At: rej.At, Reason: rej.Reason})
+		r.Rejected = append(r.Rejected, newRejection(rej))
+	}
+	for _, n := range res.Nested {
+		r.Nested = append(r.Nested, NestedInfo{Path: n.Path, Op: n.Op, Node: n.Node})
 	}
 	return r
 }
@@ -164,6 +202,9 @@ func NewSiteInfo(s *passes.Site) SiteInfo {
 				si.MaskShape = append(si.MaskShape, d.String())
 			}
 		}
+	}
+	if s.Lifted != nil {
+		si.LiftedFrom = passes.OpName(s.Lifted)
 	}
 	si.ScoreBytes = bytesPtr(s.ScoreBytes())
 	si.FusedBytes = bytesPtr(s.FusedBytes())

@@ -31,6 +31,9 @@ type RewriteSite struct {
 	Node   string `json:"fused_node,omitempty"`
 	Plan   string `json:"plan,omitempty"` // exact, or the approximation
 	Reason string `json:"reason,omitempty"`
+	// Warning says why the fused op still materialises the scores in its
+	// runtime; FusedBytes then is the score memory.
+	Warning string `json:"warning,omitempty"`
 }
 
 // ExternalResult says how external data reached the output.
@@ -47,21 +50,22 @@ func NewRewrite(in, out string, c *passes.Context, saved graph.SaveResult) *Rewr
 		rs := RewriteSite{SiteInfo: NewSiteInfo(a.Site), Fused: a.Fused, Op: a.Op, Node: a.Node, Reason: a.Reason}
 		if a.Plan != nil {
 			rs.Plan = a.Plan.String()
-			if a.Plan.BytesAfter >= 0 && a.Plan.Approximate() {
+			if a.Plan.BytesAfter >= 0 && (a.Plan.Approximate() || a.Warning != "") {
 				after := a.Plan.BytesAfter
 				rs.FusedBytes = &after
 			}
 		}
-		r.Sites = append(r.Sites, rs)
 		if a.Fused {
 			r.Fused++
+			rs.Warning = a.Warning
 		}
+		r.Sites = append(r.Sites, rs)
 	}
 	for _, rej := range c.Match.Rejected {
-		r.Rejected = append(r.Rejected, Rejection{Softmax: rej.Softmax.Label(), At: rej.At, Reason: rej.Reason})
+		r.Rejected = append(r.Rejected, newRejection(rej))
 	}
-	if r.Target == "onnx" && r.Fused > 0 {
-		r.Note = passes.OnnxTargetNote
+	if n := r.materialising(); n > 0 {
+		r.Note = fmt.Sprintf("note: %d of %d fused site(s) still materialise their scores in ONNX Runtime's CPU kernel for %s; --target attnopt (attnopt.FlashAttention) avoids them", n, r.Fused, r.Op)
 	}
 	return r
 }
@@ -72,15 +76,19 @@ func WriteRewrite(w io.Writer, r *Rewrite, explain bool) {
 		fmt.Fprintf(w, "%s: no attention site found; wrote the model unchanged to %s\n", r.Input, r.Output)
 	}
 	for _, s := range r.Sites {
-		if s.Fused {
+		switch {
+		case s.Fused && s.Warning != "":
+			fmt.Fprintf(w, "site %d (%s): fused into %s %s — scores %s → still %s\n", s.ID, s.Softmax, s.Op, s.Node, HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes))
+			fmt.Fprintf(w, "warning: site %d (%s): %s\n", s.ID, s.Softmax, s.Warning)
+		case s.Fused:
 			fmt.Fprintf(w, "site %d (%s): fused into %s %s — scores %s → fused %s\n", s.ID, s.Softmax, s.Op, s.Node, HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes))
-		} else {
+		default:
 			fmt.Fprintf(w, "site %d (%s): left as is: %s\n", s.ID, s.Softmax, s.Reason)
 		}
 	}
 	if explain {
 		for _, x := range r.Rejected {
-			fmt.Fprintf(w, "not a site: Softmax %s: %s\n", x.Softmax, x.Reason)
+			fmt.Fprintln(w, x.text())
 		}
 	}
 	if len(r.Sites) > 0 {
@@ -96,4 +104,16 @@ func WriteRewrite(w io.Writer, r *Rewrite, explain bool) {
 	if r.Note != "" {
 		fmt.Fprintln(w, r.Note)
 	}
+}
+
+// materialising counts the fused sites whose op still materialises the
+// scores in its runtime.
+func (r *Rewrite) materialising() int {
+	n := 0
+	for _, s := range r.Sites {
+		if s.Fused && s.Warning != "" {
+			n++
+		}
+	}
+	return n
 }

@@ -191,7 +191,7 @@ func siteError(rep *validate.Report, id int) float64 {
 func relax(p *passes.Plan) *passes.Plan {
 	q := *p
 	switch p.Kind {
-	case "window":
+	case passes.PlanWindow:
 		q.Window = append([]int64(nil), p.Window...)
 		full := true
 		for i := range q.Window {
@@ -201,11 +201,11 @@ func relax(p *passes.Plan) *passes.Plan {
 		if !full {
 			return &q
 		}
-	case "pool_kv", "pool_qkv":
+	case passes.PlanPoolKV, passes.PlanPoolQKV:
 		if p.Stride > 2 {
 			q.Stride = p.Stride / 2
 			return &q
 		}
 	}
-	return &passes.Plan{Kind: "exact", BytesBefore: p.BytesBefore, BytesAfter: -1, Reason: "approximation refused: no window or stride met --max-error"}
+	return &passes.Plan{Kind: passes.PlanExact, BytesBefore: p.BytesBefore, BytesAfter: -1, Reason: "approximation refused: no window or stride met --max-error"}
 }

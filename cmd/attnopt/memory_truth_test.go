@@ -1,0 +1,70 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/testgraph"
+)
+
+// Reports state the memory the chosen target's runtime really needs: ONNX
+// Runtime's CPU MultiHeadAttention with an attention_bias and its Attention
+// kernel materialise the scores, so those rewrites say "still", warn naming
+// the attnopt target, and the diff counts the scores after; the
+// memory-efficient cases (attnopt target, unmasked MHA) do not warn.
+func TestRewriteMemoryTruthPerTarget(t *testing.T) {
+	masked := testgraph.SDPABoolMask(23, graph.Float32, 1, 4, 16, 4)
+	unmasked := testgraph.Attention(testgraph.Opts{B: 1, H: 4, N: 16, D: 8, Opset: 23})
+	cases := []struct {
+		name   string
+		b      *testgraph.B
+		target string
+		warn   bool
+	}{
+		{"masked/ort", masked, "ort", true},
+		{"masked/onnx", masked, "onnx", true},
+		{"masked/attnopt", masked, "attnopt", false},
+		{"unmasked/ort", unmasked, "ort", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := writeModel(t, tc.b)
+			out := filepath.Join(filepath.Dir(in), "out.onnx")
+			code, stdout, stderr := runCLI("rewrite", in, "-o", out, "--target", tc.target)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			warned := strings.Contains(stdout, "warning: site 0") && strings.Contains(stdout, "--target attnopt (attnopt.FlashAttention)") &&
+				strings.Contains(stdout, "scores 4.0 KiB → still 4.0 KiB")
+			if warned != tc.warn || strings.Contains(stdout, "warning") != tc.warn {
+				t.Fatalf("warning %v, want %v:\n%s", warned, tc.warn, stdout)
+			}
+			code, js, stderr := runCLI("diff", in, out, "--format", "json")
+			if code != 0 {
+				t.Fatalf("diff exit %d: %s", code, stderr)
+			}
+			var rep struct {
+				Sites []struct {
+					Status      string `json:"status"`
+					BytesBefore *int64 `json:"bytes_before"`
+					BytesAfter  *int64 `json:"bytes_after"`
+				} `json:"sites"`
+				Added []json.RawMessage `json:"new_sites"`
+			}
+			if err := json.Unmarshal([]byte(js), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Sites) != 1 || rep.Sites[0].BytesAfter == nil || rep.Sites[0].BytesBefore == nil {
+				t.Fatalf("diff sites: %s", js)
+			}
+			same := *rep.Sites[0].BytesAfter == *rep.Sites[0].BytesBefore
+			if same != tc.warn || rep.Sites[0].Status != "fused" || len(rep.Added) != 0 {
+				t.Fatalf("diff: status %s, bytes %d → %d, %d added; want the scores counted after: %v", rep.Sites[0].Status,
+					*rep.Sites[0].BytesBefore, *rep.Sites[0].BytesAfter, len(rep.Added), tc.warn)
+			}
+		})
+	}
+}

@@ -1,0 +1,34 @@
+package passes
+
+import "testing"
+
+func TestScaleFormNames(t *testing.T) {
+	for f, want := range map[ScaleForm]string{
+		0:                                   "none",
+		ScaleOnScores:                       "scores",
+		ScaleOnQ | ScaleOnK:                 "q_and_k",
+		ScaleOnK | ScaleOnScores:            "scores_and_k",
+		ScaleOnScores | ScaleOnQ | ScaleOnK: "scores_and_q_and_k",
+		ScaleAttr:                           "attr",
+		ScaleDefault:                        "default",
+	} {
+		if got := f.String(); got != want {
+			t.Errorf("%d: %q, want %q", f, got, want)
+		}
+	}
+}
+
+func TestPassOrderChecked(t *testing.T) {
+	if err := checkOrder(Pipeline); err != nil {
+		t.Fatal(err)
+	}
+	for name, table := range map[string][]Pass{
+		"dependency later": {{Name: "cleanup-layout", After: []string{"fuse"}}, {Name: "fuse"}},
+		"listed twice":     {{Name: "match"}, {Name: "match"}},
+		"unknown":          {{Name: "sort", After: []string{"nope"}}},
+	} {
+		if checkOrder(table) == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

@@ -1,0 +1,324 @@
+package passes
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/attnopt/attnopt/graph"
+)
+
+// Lifting: an attention op the exporter already fused becomes a site like
+// any matched pattern, so every target can re-lower it. ONNX Runtime's CPU
+// kernels for ONNX Attention (always) and for MultiHeadAttention with a bias
+// or padding mask materialise the B·H·Nq·Nk scores, so they are sites, not
+// fused ops. Each rule lifts one op exactly or says why it cannot.
+
+// liftRule lifts one fused op. It returns the site, or a Reject naming why
+// the op stays as it is, or neither when the op is memory-efficient in its
+// runtime already (no site, nothing to explain).
+type liftRule struct {
+	domain, op string
+	lift       func(g *graph.Graph, n *graph.Node) (*Site, *Reject)
+}
+
+var liftRules = []liftRule{
+	{"", "Attention", liftONNXAttention},
+	{"com.microsoft", "MultiHeadAttention", liftMHA},
+}
+
+func liftRuleFor(n *graph.Node) *liftRule {
+	d := n.Domain
+	if d == "ai.onnx" {
+		d = ""
+	}
+	for i := range liftRules {
+		if liftRules[i].domain == d && liftRules[i].op == n.OpType {
+			return &liftRules[i]
+		}
+	}
+	return nil
+}
+
+// opName is "domain.Op" with ai.onnx for the default domain.
+func opName(n *graph.Node) string {
+	d := n.Domain
+	if d == "" {
+		d = "ai.onnx"
+	}
+	return d + "." + n.OpType
+}
+
+// liftedBase fills what every lifted site shares.
+func liftedBase(n *graph.Node, q, k, v *graph.Value) *Site {
+	return &Site{Softmax: n, Lifted: n, Nodes: []*graph.Node{n}, Q: q, K: k, V: v, Output: n.Output(0),
+		ScoreOp: n.OpType, Mask: MaskNone, Rank: 4}
+}
+
+// usedOutput reports whether output i of n exists and is read or is a graph
+// output.
+func usedOutput(g *graph.Graph, n *graph.Node, i int) bool {
+	o := n.Output(i)
+	return o != nil && (len(o.Uses()) > 0 || isGraphOutput(g, o))
+}
+
+// liftONNXAttention lifts ONNX Attention (opset 23/24): rank 4 (B,H,N,D) or
+// rank 3 (B,N,H·D) with q_num_heads/kv_num_heads, bool or additive
+// attn_mask, is_causal, scale, and past_key/past_value with present outputs
+// (lowered to a Concat on the key axis).
+func liftONNXAttention(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
+	q, k, v := n.Input(0), n.Input(1), n.Input(2)
+	if q == nil || k == nil || v == nil {
+		return nil, reject(n.Label(), "Attention without Q, K or V")
+	}
+	at := n.Label()
+	if sc := n.AttrFloat("softcap", 0); sc != 0 {
+		return nil, reject(at, "softcap %g: the fused ops have no softcap", sc)
+	}
+	if usedOutput(g, n, 3) {
+		return nil, reject(at, "its qk_matmul_output (mode %d) is read, so the scores must exist", n.AttrInt("qk_matmul_output_mode", 0))
+	}
+	if n.Input(6) != nil {
+		return nil, reject(at, "nonpad_kv_seqlen (per-batch key lengths) is not lifted")
+	}
+	s := liftedBase(n, q, k, v)
+	for _, x := range []*graph.Value{q, k, v} {
+		if !x.Type.Ranked {
+			return nil, reject(x.Name, "rank of %q is unknown", x.Name)
+		}
+	}
+	r := q.Type.Rank()
+	if k.Type.Rank() != r || v.Type.Rank() != r || (r != 3 && r != 4) {
+		return nil, reject(q.Name, "Q, K, V have ranks %d, %d, %d; Attention takes rank 3 or 4", r, k.Type.Rank(), v.Type.Rank())
+	}
+	qs, ks, vs := q.Type.Shape, k.Type.Shape, v.Type.Shape
+	if r == 4 {
+		s.Batch, s.Heads, s.KVHeads, s.QLen, s.KVLen, s.HeadDim, s.VHeadDim = qs[0], qs[1], ks[1], qs[2], ks[2], qs[3], vs[3]
+	} else {
+		hq, hkv := n.AttrInt("q_num_heads", 0), n.AttrInt("kv_num_heads", 0)
+		if hq <= 0 || hkv <= 0 {
+			return nil, reject(at, "rank-3 Attention without q_num_heads/kv_num_heads")
+		}
+		var ok1, ok2, ok3 bool
+		s.Batch, s.QLen, s.KVLen = qs[0], qs[1], ks[1]
+		s.Heads, s.KVHeads = graph.D(hq), graph.D(hkv)
+		s.HeadDim, ok1 = qs[2].Div(graph.D(hq))
+		kd, ok2 := ks[2].Div(graph.D(hkv))
+		s.VHeadDim, ok3 = vs[2].Div(graph.D(hkv))
+		if !ok1 || !ok2 || !ok3 || !kd.Equal(s.HeadDim) {
+			return nil, reject(q.Name, "hidden sizes %s, %s, %s do not split into %d query and %d key/value heads", qs[2], ks[2], vs[2], hq, hkv)
+		}
+		s.PackedHeads = true
+	}
+	s.DType = q.Type.DType
+	if hq, ok := s.Heads.Value(); ok {
+		if hkv, ok := s.KVHeads.Value(); ok && (hkv == 0 || hq%hkv != 0) {
+			return nil, reject(k.Name, "%d query heads are not a multiple of %d key/value heads", hq, hkv)
+		}
+	}
+	pk, pv := n.Input(4), n.Input(5)
+	if (pk == nil) != (pv == nil) {
+		return nil, reject(at, "past_key and past_value must come together")
+	}
+	if pk != nil {
+		if pk.Type.Rank() != 4 || pv.Type.Rank() != 4 {
+			return nil, reject(pk.Name, "past_key/past_value of unknown rank or rank other than 4")
+		}
+		s.PastK, s.PastV = pk, pv
+		s.KVLen = pk.Type.Shape[2].Add(s.KVLen)
+	}
+	// present_key/present_value are the full (B, Hkv, P+L, D) keys and
+	// values, which the rewrite computes anyway.
+	s.WantPresent = usedOutput(g, n, 1) || usedOutput(g, n, 2)
+	scale, form := float64(n.AttrFloat("scale", 0)), ScaleAttr
+	if scale == 0 {
+		d, ok := s.HeadDim.Value()
+		if !ok {
+			return nil, reject(q.Name, "default scale 1/√Dqk with head dim %s unknown", s.HeadDim)
+		}
+		scale, form = 1/math.Sqrt(float64(d)), ScaleDefault
+	}
+	s.Scale, s.ScaleForm = scale, form
+	if m := n.Input(3); m != nil {
+		if rj := liftMask(s, m, "attn_mask"); rj != nil {
+			return nil, rj
+		}
+		// ONNX Attention's function body zeroes rows with no admitted key.
+		s.ZeroRowGuard = true
+	}
+	if n.AttrInt("is_causal", 0) != 0 {
+		s.Causal = true
+		// is_causal is aligned to the cached keys: query i sees keys up to
+		// P + i. That is bottom-right (the fused ops' alignment) exactly
+		// when the new keys are as many as the queries.
+		newKV := ks[r-2]
+		if !newKV.Equal(s.QLen) {
+			return nil, reject(at, "is_causal with %s new keys for %s queries: ONNX aligns it to the cache, the fused ops bottom-right", newKV, s.QLen)
+		}
+	}
+	s.Variant = liftVariant(s)
+	return s, nil
+}
+
+// liftMask records an attention mask input: bool (true = attend) or
+// additive, read broadcast against (B, Hq, Nq, Nk). Its key axis must be
+// the keys' (ONNX pads a shorter mask with -inf; that form is not lifted).
+func liftMask(s *Site, m *graph.Value, what string) *Reject {
+	if !m.Type.Ranked || m.Type.Rank() < 1 || m.Type.Rank() > 4 {
+		return reject(m.Name, "%s %q has unknown rank or rank over 4", what, m.Name)
+	}
+	last := m.Type.Shape[m.Type.Rank()-1]
+	if !last.Equal(s.KVLen) && !(last.Static() && last.C == 1) {
+		return reject(m.Name, "%s %q covers %s keys of %s (a shorter mask is padded; not lifted)", what, m.Name, last, s.KVLen)
+	}
+	kind := MaskAdditive
+	if m.Type.DType == graph.Bool {
+		kind = MaskBool
+	}
+	s.Mask, s.MaskValue, s.MaskForm = kind, m, MaskFormInput
+	s.Masks = []MaskTerm{{Kind: kind, Value: m, Form: MaskFormInput}}
+	return nil
+}
+
+// liftMHA lifts com.microsoft.MultiHeadAttention with separate 3-D Q, K, V
+// and an attention_bias: ONNX Runtime's CPU kernel materialises the scores
+// when it has one. Without bias or padding mask it is memory-efficient and
+// stays fused.
+func liftMHA(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
+	q, k, v := n.Input(0), n.Input(1), n.Input(2)
+	bias, kpm := n.Input(5), n.Input(4)
+	if bias == nil && kpm == nil {
+		return nil, nil
+	}
+	at := n.Label()
+	switch {
+	case k == nil || v == nil:
+		return nil, reject(at, "packed QKV MultiHeadAttention is not lifted")
+	case n.Input(3) != nil:
+		return nil, reject(at, "MultiHeadAttention with a projection bias is not lifted")
+	case kpm != nil:
+		return nil, reject(kpm.Name, "MultiHeadAttention's key_padding_mask is not lifted")
+	case n.Input(6) != nil || n.Input(7) != nil:
+		return nil, reject(at, "MultiHeadAttention with past_key/past_value is not lifted")
+	case usedOutput(g, n, 1) || usedOutput(g, n, 2):
+		return nil, reject(at, "MultiHeadAttention's present_key/present_value are read")
+	}
+	for _, x := range []*graph.Value{q, k, v} {
+		if x.Type.Rank() != 3 {
+			return nil, reject(x.Name, "MultiHeadAttention input %q is not (B, S, H·D)", x.Name)
+		}
+	}
+	h := n.AttrInt("num_heads", 0)
+	if h <= 0 {
+		return nil, reject(at, "MultiHeadAttention without num_heads")
+	}
+	s := liftedBase(n, q, k, v)
+	qs, ks, vs := q.Type.Shape, k.Type.Shape, v.Type.Shape
+	var ok1, ok2, ok3 bool
+	s.Batch, s.QLen, s.KVLen, s.Heads, s.KVHeads = qs[0], qs[1], ks[1], graph.D(h), graph.D(h)
+	s.HeadDim, ok1 = qs[2].Div(graph.D(h))
+	kd, ok2 := ks[2].Div(graph.D(h))
+	s.VHeadDim, ok3 = vs[2].Div(graph.D(h))
+	if !ok1 || !ok2 || !ok3 || !kd.Equal(s.HeadDim) {
+		return nil, reject(q.Name, "hidden sizes %s, %s, %s do not split into %d heads", qs[2], ks[2], vs[2], h)
+	}
+	s.PackedHeads, s.DType = true, q.Type.DType
+	scale, form := float64(n.AttrFloat("scale", 0)), ScaleAttr
+	if scale == 0 {
+		d, ok := s.HeadDim.Value()
+		if !ok {
+			return nil, reject(q.Name, "default scale 1/√Dqk with head dim %s unknown", s.HeadDim)
+		}
+		scale, form = 1/math.Sqrt(float64(d)), ScaleDefault
+	}
+	s.Scale, s.ScaleForm = scale, form
+	if rj := liftMask(s, bias, "attention_bias"); rj != nil {
+		return nil, rj
+	}
+	if s.Mask != MaskAdditive {
+		return nil, reject(bias.Name, "attention_bias %q is %s, not float", bias.Name, bias.Type.DType)
+	}
+	if n.AttrInt("unidirectional", 0) != 0 {
+		if !s.QLen.Equal(s.KVLen) {
+			return nil, reject(at, "unidirectional with q_len %s and kv_len %s: alignment not verified", s.QLen, s.KVLen)
+		}
+		s.Causal = true
+	}
+	s.Variant = liftVariant(s)
+	return s, nil
+}
+
+// liftVariant names a lifted site's form, as variantName does for patterns.
+func liftVariant(s *Site) string {
+	v := "lifted:" + opName(s.Lifted)
+	if s.PackedHeads {
+		v += "/rank3"
+	} else {
+		v += "/rank4"
+	}
+	if !s.Heads.Equal(s.KVHeads) {
+		v += "/gqa"
+	}
+	v += "/scale-" + s.ScaleForm.String()
+	if s.Mask != MaskNone {
+		v += "/mask-" + string(s.Mask)
+	}
+	if s.Causal {
+		v += "/causal"
+	}
+	if s.PastK != nil {
+		v += "/kv-cache"
+	}
+	return v
+}
+
+// liftedSame says why a target leaves a lifted site alone: its op already
+// is the target's op.
+func liftedSame(t Target, s *Site) string {
+	if s.Lifted == nil || opName(s.Lifted) != t.Op() {
+		return ""
+	}
+	return fmt.Sprintf("already %s, the --target %s op", t.Op(), t.Name())
+}
+
+// liftFused applies the op's lift rule, if it has one.
+func liftFused(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
+	r := liftRuleFor(n)
+	if r == nil {
+		return nil, nil
+	}
+	return r.lift(g, n)
+}
+
+// rewirePresent points the readers of a lifted op's present_key and
+// present_value at the full keys and values the replacement computed. A
+// graph output keeps its name through an Identity when the value is not a
+// node's own output.
+func rewirePresent(e *emitter, s *Site) {
+	if s.Lifted == nil || !s.WantPresent {
+		return
+	}
+	for i, full := range s.present {
+		old := s.Lifted.Output(i + 1)
+		if old == nil || full == nil {
+			continue
+		}
+		if isGraphOutput(e.g, old) && (full.Producer() == nil || isGraphOutput(e.g, full)) {
+			full = e.op("Identity", "", []*graph.Value{full})
+		}
+		e.g.ReplaceAllUses(old, full)
+	}
+}
+
+// OpName is "domain.Op" with ai.onnx for the default domain.
+func OpName(n *graph.Node) string { return opName(n) }
+
+// LiftedNote says why a lifted op is a site: what its runtime does.
+func LiftedNote(op string) string {
+	switch op {
+	case "ai.onnx.Attention":
+		return "ONNX Runtime 1.24's CPU kernel for it materialises the scores"
+	case "com.microsoft.MultiHeadAttention":
+		return "ONNX Runtime 1.24's CPU kernel materialises the scores when it has an attention_bias"
+	}
+	return ""
+}

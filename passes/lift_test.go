@@ -1,0 +1,256 @@
+package passes_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/attnopt/attnopt/eval"
+	"github.com/attnopt/attnopt/eval/ort"
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/testgraph"
+	. "github.com/attnopt/attnopt/passes"
+	"github.com/attnopt/attnopt/validate"
+)
+
+// TestLiftONNXAttentionNumbers rewrites every single-op ONNX Attention
+// backend test that lifts (rank 3 and 4, GQA, bool/float masks, causal,
+// scale, KV cache with present outputs) for each target and checks every
+// output, present_key/present_value included, against ONNX's stored
+// reference outputs: in the Go runtime, and in ONNX Runtime (with the
+// custom-op library for attnopt) when it is available.
+func TestLiftONNXAttentionNumbers(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join("..", "..", "shared", "corpus", "onnx", "*", "test_attention*"))
+	if len(dirs) == 0 {
+		t.Skip("../shared/corpus not present")
+	}
+	runners := []validate.Runner{validate.GoRunner{}}
+	ortOK, customOK := false, false
+	if lib, err := ort.FindLibrary(""); err == nil {
+		r, err := validate.NewORTRunner(lib, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		runners = append(runners, r)
+		ortOK = true
+		_, err = ort.CustomOpsLibrary("")
+		customOK = err == nil
+	}
+	fused := map[string]int{}
+	for _, dir := range dirs {
+		if strings.HasSuffix(dir, "_expanded") {
+			continue
+		}
+		m, err := graph.Load(filepath.Join(dir, "model.onnx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(FindSites(m.Graph).Sites) != 1 {
+			continue // kept with a reason (TestCorpusSites)
+		}
+		ins, want := loadDataSet(t, m, filepath.Join(dir, "test_data_set_0"))
+		for _, target := range []string{"attnopt", "ort"} {
+			t.Run(filepath.Base(dir)+"/"+target, func(t *testing.T) {
+				rew, _ := graph.Load(filepath.Join(dir, "model.onnx"))
+				c, err := Rewrite(rew, Options{Target: target, VerifyEach: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if a := c.Actions[0]; !a.Fused {
+					if target == "attnopt" {
+						t.Fatalf("not fused: %s", a.Reason)
+					}
+					t.Skipf("left for %s: %s", target, a.Reason)
+				}
+				fused[target]++
+				data, _ := rew.Marshal()
+				if rew, err = graph.LoadBytes(data, ""); err != nil {
+					t.Fatal(err)
+				}
+				for _, r := range runners {
+					if r.Name() == "ort" && target == "attnopt" && !customOK {
+						continue
+					}
+					got, err := r.Run(rew, ins)
+					if err != nil {
+						t.Fatalf("%s runtime: %v", r.Name(), err)
+					}
+					for i, o := range m.Graph.Outputs {
+						if o == nil || want[i] == nil {
+							continue
+						}
+						mt, err := validate.Compare(o.Name, want[i], got[o.Name], validate.Tolerance(want[i].DType), 0)
+						if err != nil {
+							t.Fatalf("%s runtime, output %s: %v", r.Name(), o.Name, err)
+						}
+						if !mt.Pass {
+							t.Errorf("%s runtime, output %s: max abs %.3g at %v, %d non-finite", r.Name(), o.Name, mt.MaxAbs, mt.WorstIndex, mt.NaNs)
+						}
+					}
+				}
+			})
+		}
+	}
+	t.Logf("fused against ONNX's reference outputs: attnopt %d, ort %d (ONNX Runtime checked: %v, custom ops: %v)", fused["attnopt"], fused["ort"], ortOK, customOK)
+	if fused["attnopt"] < 36 || fused["ort"] == 0 {
+		t.Errorf("fused attnopt %d, ort %d; want every lifted case for attnopt and some for ort", fused["attnopt"], fused["ort"])
+	}
+}
+
+// loadDataSet reads a backend test's inputs and reference outputs in the
+// model's declared order.
+func loadDataSet(t *testing.T, m *graph.Model, dir string) (map[string]*eval.Tensor, []*eval.Tensor) {
+	ins := map[string]*eval.Tensor{}
+	for i, v := range m.Graph.Inputs {
+		x, err := eval.ReadTensorProtoFile(filepath.Join(dir, fmt.Sprintf("input_%d.pb", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins[v.Name] = x
+	}
+	var outs []*eval.Tensor
+	for i := range m.Graph.Outputs {
+		p := filepath.Join(dir, fmt.Sprintf("output_%d.pb", i))
+		if _, err := os.Stat(p); err != nil {
+			outs = append(outs, nil)
+			continue
+		}
+		x, err := eval.ReadTensorProtoFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		outs = append(outs, x)
+	}
+	return ins, outs
+}
+
+// TestDynamoOp23FixturesRetarget: the dynamo opset-23 exports hold ONNX
+// Attention; every one is lifted and becomes exactly one
+// attnopt.FlashAttention (--target attnopt) or one MultiHeadAttention
+// (--target ort), and the rewrite agrees with the original in the Go
+// runtime (validate's fixture test repeats this in ONNX Runtime).
+func TestDynamoOp23FixturesRetarget(t *testing.T) {
+	man := loadManifestModels(t)
+	checked := 0
+	for _, fx := range man {
+		if !strings.HasSuffix(fx.Name, "_dynamo_op23") || fx.FusableCount == 0 {
+			continue
+		}
+		path := filepath.Join("..", "testdata", fx.File)
+		for target, op := range map[string]string{"attnopt": "attnopt.FlashAttention", "ort": "com.microsoft.MultiHeadAttention"} {
+			t.Run(fx.Name+"/"+target, func(t *testing.T) {
+				orig, err := graph.Load(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res := FindSites(orig.Graph); len(res.Fused) != 0 || len(res.Sites) != fx.AttentionCount {
+					t.Fatalf("%d sites, %d left fused; want all %d attentions as sites", len(res.Sites), len(res.Fused), fx.AttentionCount)
+				}
+				rew, _ := graph.Load(path)
+				c, err := Rewrite(rew, Options{Target: target, VerifyEach: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.FusedCount() != fx.AttentionCount {
+					t.Fatalf("fused %d of %d", c.FusedCount(), fx.AttentionCount)
+				}
+				counts := map[string]int{}
+				for _, n := range rew.Graph.Nodes {
+					counts[OpName(n)]++
+				}
+				if counts[op] != fx.AttentionCount || counts["ai.onnx.Attention"] != 0 {
+					t.Fatalf("%d %s and %d ONNX Attention, want %d and 0", counts[op], op, counts["ai.onnx.Attention"], fx.AttentionCount)
+				}
+				compareModels(t, orig, rew, 3)
+			})
+			checked++
+		}
+	}
+	if checked < 16 {
+		t.Fatalf("checked %d fixture rewrites, want the 8 dynamo opset-23 fixtures with attention for 2 targets", checked)
+	}
+}
+
+type manifestModel struct {
+	Name           string `json:"name"`
+	File           string `json:"file"`
+	AttentionCount int    `json:"attention_count"`
+	FusableCount   int    `json:"fusable_count"`
+}
+
+func loadManifestModels(t *testing.T) []manifestModel {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "MANIFEST.json"))
+	if err != nil {
+		t.Skip("testdata/MANIFEST.json not present")
+	}
+	var m struct{ Models []manifestModel }
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m.Models
+}
+
+// A masked MultiHeadAttention (what --target ort writes for a masked site)
+// is lifted and re-targeted to attnopt.FlashAttention, agreeing with the
+// original pattern in the Go runtime.
+func TestLiftMaskedMHA(t *testing.T) {
+	b := testgraph.HFSelfAttention(17, "batch", "seq", 32, 4)
+	orig, m := b.Model(), b.Model()
+	if _, err := Rewrite(m, Options{Target: "ort"}); err != nil {
+		t.Fatal(err)
+	}
+	res := FindSites(m.Graph)
+	if len(res.Sites) != 1 || res.Sites[0].Lifted == nil || res.Sites[0].Mask != MaskAdditive {
+		t.Fatalf("want one lifted masked MultiHeadAttention site, got %d sites", len(res.Sites))
+	}
+	c, err := Rewrite(m, Options{Target: "attnopt", VerifyEach: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.FusedCount() != 1 {
+		t.Fatalf("fused %d: %s", c.FusedCount(), c.Actions[0].Reason)
+	}
+	for _, n := range m.Graph.Nodes {
+		if n.OpType == "MultiHeadAttention" {
+			t.Fatal("MultiHeadAttention left")
+		}
+	}
+	compareModels(t, orig, m, 5)
+}
+
+// Attention inside subgraphs is listed with its path: the If branches of a
+// torch.cond export, and the GPT-2 decoder inside ONNX Runtime's BeamSearch.
+func TestNestedAttentionListed(t *testing.T) {
+	cases := []struct {
+		path string
+		op   string
+		n    int
+		in   string
+	}{
+		{filepath.Join("..", "testdata", "models", "cond_dynamo_op23", "model.onnx"), "ai.onnx.Attention", 2, "If node_cond__0/"},
+		{filepath.Join("..", "..", "shared", "corpus", "onnxruntime", "tiny_gpt2_beamsearch.onnx"), "com.microsoft.Attention", 5, "BeamSearch BeamSearch_gpt2/decoder"},
+	}
+	for _, tc := range cases {
+		m, err := graph.Load(tc.path)
+		if os.IsNotExist(err) {
+			t.Logf("%s not present", tc.path)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := FindSites(m.Graph)
+		got := 0
+		for _, n := range res.Nested {
+			if n.Op == tc.op && strings.HasPrefix(n.Path, tc.in) {
+				got++
+			}
+		}
+		if got != tc.n || len(res.Sites) != 0 {
+			t.Errorf("%s: %d nested %s under %q (%d sites), want %d: %+v", tc.path, got, tc.op, tc.in, len(res.Sites), tc.n, res.Nested)
+		}
+	}
+}
