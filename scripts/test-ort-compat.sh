@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The Go ONNX Runtime backend's tests (eval/ort, and validate and cmd/attnopt,
+# which run models through it) against the newest onnxruntime-node release's
+# library as well as the pinned one that scripts/test.sh uses. The library is
+# unpacked into .cache/ort-compat/, not .cache/ort/, so a plain `go test`
+# keeps finding the pinned version. Needs the custom-op library built first
+# (kernels/ci.sh) for the attnopt-target cases.
+# ORT_COMPAT_VERSION overrides the version.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+version="${ORT_COMPAT_VERSION:-1.30.0}"
+lib="$(ORT_VERSION="$version" ORT_CACHE="$PWD/.cache/ort-compat" bash scripts/setup-ort.sh)"
+echo "== Go ONNX Runtime backend against onnxruntime-node $version ($lib)"
+# A library that fails to load makes eval/ort's tests skip: prove it loaded.
+ONNXRUNTIME_LIB="$lib" go test -count=1 -run 'TestReuseAndConcurrency$' -v ./eval/ort | tee /dev/stderr |
+  grep -q "ONNX Runtime $version from" || { echo "error: ONNX Runtime $version did not load" >&2; exit 1; }
+ONNXRUNTIME_LIB="$lib" go test -count=1 ./eval/ort ./validate ./cmd/attnopt
