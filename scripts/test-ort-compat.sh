@@ -12,6 +12,10 @@ version="${ORT_COMPAT_VERSION:-1.30.0}"
 lib="$(ORT_VERSION="$version" ORT_CACHE="$PWD/.cache/ort-compat" bash scripts/setup-ort.sh)"
 echo "== Go ONNX Runtime backend against onnxruntime-node $version ($lib)"
 # A library that fails to load makes eval/ort's tests skip: prove it loaded.
-ONNXRUNTIME_LIB="$lib" go test -count=1 -run 'TestReuseAndConcurrency$' -v ./eval/ort | tee /dev/stderr |
-  grep -q "ONNX Runtime $version from" || { echo "error: ONNX Runtime $version did not load" >&2; exit 1; }
+loaded="$(ONNXRUNTIME_LIB="$lib" go test -count=1 -run 'TestReuseAndConcurrency$' -v ./eval/ort)"
+echo "$loaded"
+if ! grep -q "ONNX Runtime $version from" <<<"$loaded"; then
+  echo "error: ONNX Runtime $version did not load" >&2
+  exit 1
+fi
 ONNXRUNTIME_LIB="$lib" go test -count=1 ./eval/ort ./validate ./cmd/attnopt

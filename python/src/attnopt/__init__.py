@@ -11,7 +11,8 @@ ONNX Runtime, and a small API over both.
 and exit code when it fails. onnxruntime is needed only by :func:`register`.
 """
 
-from ._cli import AttnoptError, RewriteResult, binary_path, inspect, rewrite
+from ._binary import binary_path
+from ._cli import AttnoptError, RewriteResult, inspect, rewrite
 from ._library import get_library_path, register
 
 __all__ = [

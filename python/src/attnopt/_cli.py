@@ -50,7 +50,7 @@ class RewriteResult:
     """The command's text output (one line per site, then the summary)."""
 
 
-def _run(args: List[str]) -> subprocess.CompletedProcess:
+def _run(args: List[str]) -> subprocess.CompletedProcess[str]:
     cmd = [binary_path(), *args]
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                           encoding="utf-8", errors="replace", check=False)
@@ -77,7 +77,8 @@ def inspect(path: PathLike, **flags: FlagValue) -> Dict[str, Any]:
     p = _run(args)
     if p.returncode != 0:
         raise AttnoptError(p.args, p.returncode, p.stdout, p.stderr)
-    return json.loads(p.stdout)
+    sites: Dict[str, Any] = json.loads(p.stdout)
+    return sites
 
 
 def default_output(src: str) -> str:

@@ -17,10 +17,10 @@ def _is_dims(v: object) -> bool:
 
 
 def _text(v: object) -> str:
-    if _is_dims(v):
-        return "x".join(str(d) for d in v)  # type: ignore[union-attr]
+    if isinstance(v, (list, tuple)) and _is_dims(v):
+        return "x".join(str(d) for d in v)
     if isinstance(v, os.PathLike):
-        return os.fspath(v)
+        return str(os.fspath(v))
     if isinstance(v, float):
         return repr(v)
     if isinstance(v, (str, int)) and not isinstance(v, bool):
