@@ -152,3 +152,16 @@ def test_rewritten_model_matches_in_onnxruntime(sagan):
     # Without the library ORT cannot run the fused op: registration is what makes it work.
     with pytest.raises(Exception, match="attnopt"):
         ort.InferenceSession(res.output, providers=["CPUExecutionProvider"])
+
+
+def test_rewrite_validates_in_this_pythons_onnxruntime(sagan):
+    ort = pytest.importorskip("onnxruntime")
+    from attnopt._library import onnxruntime_library_path
+
+    lib = Path(onnxruntime_library_path())
+    assert lib.name == f"libonnxruntime.so.{ort.__version__}"
+    assert lib.parent.parent == Path(ort.__file__).parent
+    res = attnopt.rewrite(sagan, validate=True, runtime="ort")
+    v = res.report["validation"]
+    assert v["runtime"] == "ort" and v["pass"]
+    assert v["checks"][0]["outputs"][0]["max_abs"] < 1e-4

@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Optional, Union
 
 from ._binary import binary_path
 from ._flags import FlagValue, to_args
+from ._library import get_library_path, onnxruntime_library_path
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -100,12 +101,20 @@ def rewrite(src: PathLike, dst: Optional[PathLike] = None, target: str = "attnop
     ``validate=True``, ``memory_budget="16GiB"``, ``allow_approx=True``,
     ``window=(8, 8)``, ``pool="kv"``, ``stride=2``, ``max_error=0.01``,
     ``shape={...}``, ``dim={...}``, ``report="report.html"``.
+    ``validate=True, runtime="ort"`` validates in ONNX Runtime: by default the
+    onnxruntime package this Python has, with this package's custom-op
+    library (``ort_lib=`` and ``custom_ops=`` override them).
 
     Returns a :class:`RewriteResult` with the output path and the parsed
     JSON report. Raises AttnoptError with the CLI's message and exit code on
     failure (exit 1 when ``validate=True`` finds a site out of tolerance).
     """
     _reject(flags, ["output", "o"], "rewrite")
+    if flags.get("runtime") == "ort":
+        # Validate in this Python's onnxruntime with the wheel's custom ops.
+        flags.setdefault("custom_ops", get_library_path())
+        if not flags.get("ort_lib"):
+            flags["ort_lib"] = onnxruntime_library_path()
     src_s = os.fspath(src)
     out = os.fspath(dst) if dst is not None else default_output(src_s)
     user_report = flags.get("report")

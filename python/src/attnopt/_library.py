@@ -3,6 +3,7 @@ and attnopt.WindowAttention on the CPU execution provider)."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
@@ -48,3 +49,20 @@ def register(session_options: Optional["onnxruntime.SessionOptions"] = None) -> 
         session_options = onnxruntime.SessionOptions()
     session_options.register_custom_ops_library(get_library_path())
     return session_options
+
+
+def onnxruntime_library_path() -> Optional[str]:
+    """The ONNX Runtime shared library of the onnxruntime package this Python
+    would import (onnxruntime/capi/libonnxruntime.so.<version>), found
+    without importing it; None when onnxruntime is not installed.
+    ``rewrite(..., runtime="ort")`` hands it to the binary, so validation
+    runs in the ONNX Runtime the model will be deployed with.
+    """
+    spec = importlib.util.find_spec("onnxruntime")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for root in spec.submodule_search_locations:
+        libs = sorted((Path(root) / "capi").glob("libonnxruntime.so*"))
+        if libs:
+            return str(libs[-1])
+    return None
