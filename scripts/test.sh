@@ -2,7 +2,10 @@
 # The project's test command. Builds and tests the kernels first (the CPU
 # library and ONNX Runtime custom-op library, then a compile of the CUDA
 # sources for sm_75…sm_90), so the Go tests can run attnopt.FlashAttention in
-# real ONNX Runtime; then vets and tests all Go packages.
+# real ONNX Runtime; then vets and tests all Go packages, reruns the ONNX
+# Runtime backend's tests against the newest onnxruntime-node library
+# (scripts/test-ort-compat.sh) and tests the Python package with onnxruntime
+# from PyPI (scripts/test-python.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ONNXRUNTIME_LIB="$(bash scripts/setup-ort.sh)"
@@ -12,3 +15,5 @@ if [[ -f kernels/ci.sh ]]; then
 fi
 go vet ./...
 go test -count=1 ./...
+bash scripts/test-ort-compat.sh
+bash scripts/test-python.sh
