@@ -30,16 +30,9 @@ SHAPES = [  # name, dtype, H, N, Dqk, Dv, causal, bool mask
 
 
 def sample(fn, reps=10):
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    """Median ms of reps event-timed calls after one warm-up call."""
     fn()
-    times = []
-    for _ in range(reps):
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e))
-    return statistics.median(times)
+    return statistics.median(gc.event_times(fn, reps))
 
 
 def main():

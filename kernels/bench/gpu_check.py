@@ -299,6 +299,13 @@ def timed(fn, max_s=2.0):
     first = s.elapsed_time(e)
     peak = (torch.cuda.max_memory_allocated() - base) / 2 ** 20
     reps = 0 if first > 1000 * max_s / 3 else max(3, min(20, int(1000 * max_s / max(first, 1e-3))))
+    times = event_times(fn, reps)
+    return (statistics.median(times) if times else first), peak
+
+
+def event_times(fn, reps):
+    """cudaEvent-timed ms of reps calls of fn, one sample per call."""
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
     for _ in range(reps):
         s.record()
@@ -306,7 +313,7 @@ def timed(fn, max_s=2.0):
         e.record()
         e.synchronize()
         times.append(s.elapsed_time(e))
-    return (statistics.median(times) if times else first), peak
+    return times
 
 
 class Bench:
