@@ -240,8 +240,9 @@ int main(int argc, char** argv) {
   }
   const attnopt::CpuIsa isa = attnopt::cpu_tile_kernels().isa;
   const double peak = measured_peak(isa);
-  std::printf("kernels: %s, threads %d, measured peak of one core (%s FMA): %.1f GFLOP/s\n",
-              attnopt::cpu_isa_name(isa), attnopt::cpu_num_threads(), attnopt::cpu_isa_name(isa), peak);
+  std::printf("kernels: %s, threads %d, measured peak of one core (%s): %.1f GFLOP/s\n",
+              attnopt::cpu_isa_name(isa), attnopt::cpu_num_threads(),
+              isa == attnopt::CpuIsa::kGeneric ? "4-lane multiply + add" : "FMA", peak);
   const std::vector<Shape> shapes = {
       {"MHA 8 heads d 64, N 2048", 8, 2048, 64, 64, false, false, ATTNOPT_F32},
       {"SAGAN 1 head Dqk 8 / Dv 64, N 8192", 1, 8192, 8, 64, false, false, ATTNOPT_F32},

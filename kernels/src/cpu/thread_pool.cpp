@@ -110,7 +110,9 @@ Pool* process_pool() {
   static pid_t owner = 0;
   static struct Reaper {  // joins the workers at exit / dlclose (same process only)
     ~Reaper() {
+      std::lock_guard<std::mutex> lock(mu);
       if (pool && owner == getpid()) delete pool;
+      pool = nullptr;
     }
   } reaper;
   std::lock_guard<std::mutex> lock(mu);
