@@ -246,6 +246,10 @@ func (g *Graph) checkShapes() error {
 		if normDomain(n.Domain) != "" {
 			continue
 		}
+		// The same rule the final check before saving applies.
+		if err := checkDTypes(n); err != nil {
+			return badInput("%v", err)
+		}
 		switch n.OpType {
 		case "MatMul":
 			if err := checkMatMul(n); err != nil {
