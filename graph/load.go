@@ -8,13 +8,12 @@ import (
 	"strconv"
 
 	"github.com/attnopt/attnopt/graph/onnxpb"
-	"google.golang.org/protobuf/proto"
 )
 
 // Load reads a model file. External data is opened relative to its folder
 // and read only when a tensor's data is asked for.
 func Load(path string) (*Model, error) {
-	data, err := os.ReadFile(path)
+	data, err := readModelFile(path)
 	if err != nil {
 		return nil, &InputError{File: path, Msg: "cannot read: " + unwrapPathErr(err)}
 	}
@@ -35,8 +34,8 @@ func unwrapPathErr(err error) string {
 // LoadBytes parses a serialized model; dir is the folder external data is
 // relative to ("" when there is none).
 func LoadBytes(data []byte, dir string) (*Model, error) {
-	pb := &onnxpb.ModelProto{}
-	if err := proto.Unmarshal(data, pb); err != nil {
+	pb, err := decodeModel(data)
+	if err != nil {
 		return nil, badInput("not a valid ONNX model (%v)", err)
 	}
 	if pb.Graph == nil || pb.IrVersion == nil {

@@ -316,15 +316,11 @@ func (m *Model) SaveWith(path string, maxProto int64) (res SaveResult, err error
 			return res, fmt.Errorf("the model is %d bytes without its initializers, over protobuf's limit of %d", n, maxProto)
 		}
 	}
-	bytes, err := proto.MarshalOptions{Deterministic: true}.Marshal(pb)
-	if err != nil {
-		return res, err
-	}
 	tmp, err := createTemp(outDir)
 	if err != nil {
 		return res, err
 	}
-	if _, err := tmp.Write(bytes); err != nil {
+	if err := writeModel(tmp, pb); err != nil {
 		discardTemp(tmp)
 		return res, err
 	}
