@@ -177,6 +177,9 @@ func Cases() []Case {
 				}
 			}
 		}),
+		mutate("attribute given twice", `attribute "axis" twice`, func(m *onnxpb.ModelProto) {
+			node(m, "Softmax").Attribute = []*onnxpb.AttributeProto{testgraph.Int("axis", -1), testgraph.Int("axis", 1)}
+		}),
 		mutate("empty op_type", `empty op_type`, func(m *onnxpb.ModelProto) {
 			node(m, "Mul").OpType = proto.String("")
 		}),
