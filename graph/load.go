@@ -422,20 +422,11 @@ func tensorFromProto(tp *onnxpb.TensorProto, src *source) (*Tensor, error) {
 		if ref.length >= 0 && ref.length != size {
 			return nil, badInput("tensor %q: external length %d, dims %v need %d bytes", t.Name, ref.length, tp.Dims, size)
 		}
-		f, err := src.open(ref.location)
+		f, err := src.openRange(ref.location, ref.offset, size)
 		if err != nil {
 			return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
 		}
-		st, err := f.Stat()
 		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		// Written so that no sum can overflow: offset and size are each
-		// at most 2^63-1.
-		if size > st.Size() || ref.offset > st.Size()-size {
-			return nil, badInput("tensor %q: external data %q ends at %d bytes, tensor needs %d bytes from offset %d", t.Name, ref.location, st.Size(), size, ref.offset)
-		}
 		t.ext = ref
 		return t, nil
 	}

@@ -433,7 +433,7 @@ func (w *dataWriter) place(tp *onnxpb.TensorProto, size int64) (*onnxpb.TensorPr
 // addExternal streams an external tensor's bytes from its source file.
 func (w *dataWriter) addExternal(t *Tensor, tp *onnxpb.TensorProto) (*onnxpb.TensorProto, error) {
 	size := t.ByteSize()
-	in, err := t.ext.src.open(t.ext.location)
+	in, err := t.ext.src.openRange(t.ext.location, t.ext.offset, size)
 	if err != nil {
 		return nil, err
 	}
