@@ -8,13 +8,12 @@ import (
 	"strconv"
 
 	"github.com/attnopt/attnopt/graph/onnxpb"
-	"google.golang.org/protobuf/proto"
 )
 
 // Load reads a model file. External data is opened relative to its folder
 // and read only when a tensor's data is asked for.
 func Load(path string) (*Model, error) {
-	data, err := os.ReadFile(path)
+	data, err := readModelFile(path)
 	if err != nil {
 		return nil, &InputError{File: path, Msg: "cannot read: " + unwrapPathErr(err)}
 	}
@@ -35,8 +34,8 @@ func unwrapPathErr(err error) string {
 // LoadBytes parses a serialized model; dir is the folder external data is
 // relative to ("" when there is none).
 func LoadBytes(data []byte, dir string) (*Model, error) {
-	pb := &onnxpb.ModelProto{}
-	if err := proto.Unmarshal(data, pb); err != nil {
+	pb, err := decodeModel(data)
+	if err != nil {
 		return nil, badInput("not a valid ONNX model (%v)", err)
 	}
 	if pb.Graph == nil || pb.IrVersion == nil {
@@ -423,20 +422,11 @@ func tensorFromProto(tp *onnxpb.TensorProto, src *source) (*Tensor, error) {
 		if ref.length >= 0 && ref.length != size {
 			return nil, badInput("tensor %q: external length %d, dims %v need %d bytes", t.Name, ref.length, tp.Dims, size)
 		}
-		f, err := src.open(ref.location)
+		f, err := src.openRange(ref.location, ref.offset, size)
 		if err != nil {
 			return nil, fmt.Errorf("tensor %q: %w", t.Name, err)
 		}
-		st, err := f.Stat()
 		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		// Written so that no sum can overflow: offset and size are each
-		// at most 2^63-1.
-		if size > st.Size() || ref.offset > st.Size()-size {
-			return nil, badInput("tensor %q: external data %q ends at %d bytes, tensor needs %d bytes from offset %d", t.Name, ref.location, st.Size(), size, ref.offset)
-		}
 		t.ext = ref
 		return t, nil
 	}

@@ -119,10 +119,15 @@ func (c *protoChecker) node(n *onnxpb.NodeProto) error {
 	if !ok && !runtimeDomains[dom] {
 		return badInput("node %q (%s) is in domain %q, which the model's opset_import does not import", label, n.GetOpType(), n.GetDomain())
 	}
+	seen := map[string]bool{}
 	for _, a := range n.Attribute {
 		if a.GetName() == "" {
 			return badInput("node %q has an attribute without a name", label)
 		}
+		if seen[a.GetName()] {
+			return badInput("node %q has attribute %q twice", label, a.GetName())
+		}
+		seen[a.GetName()] = true
 		k := AttrKind(a.GetType())
 		if _, known := attrKindNames[k]; !known && (k != 0 || c.ir >= 2) {
 			return badInput("node %q: attribute %q has undefined type %d", label, a.GetName(), int32(k))
@@ -245,6 +250,10 @@ func (g *Graph) checkShapes() error {
 	for _, n := range g.Nodes {
 		if normDomain(n.Domain) != "" {
 			continue
+		}
+		// The same rule the final check before saving applies.
+		if err := checkDTypes(n); err != nil {
+			return badInput("%v", err)
 		}
 		switch n.OpType {
 		case "MatMul":

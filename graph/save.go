@@ -284,6 +284,9 @@ func (m *Model) SaveWith(path string, maxProto int64) (res SaveResult, err error
 		data = &dataWriter{f: f, name: DataFileName(path)}
 		return nil
 	}
+	if err := m.CheckCarry(outDir); err != nil {
+		return res, err
+	}
 	if len(m.externalLocations()) > 0 && !sameDir(outDir, m.src.dir) {
 		if err := newData(); err != nil {
 			return res, err
@@ -316,15 +319,11 @@ func (m *Model) SaveWith(path string, maxProto int64) (res SaveResult, err error
 			return res, fmt.Errorf("the model is %d bytes without its initializers, over protobuf's limit of %d", n, maxProto)
 		}
 	}
-	bytes, err := proto.MarshalOptions{Deterministic: true}.Marshal(pb)
-	if err != nil {
-		return res, err
-	}
 	tmp, err := createTemp(outDir)
 	if err != nil {
 		return res, err
 	}
-	if _, err := tmp.Write(bytes); err != nil {
+	if err := writeModel(tmp, pb); err != nil {
 		discardTemp(tmp)
 		return res, err
 	}
@@ -352,6 +351,55 @@ func (m *Model) SaveWith(path string, maxProto int64) (res SaveResult, err error
 	}
 	res.ExternalFiles = externalLocations(pb.Graph)
 	return res, nil
+}
+
+// CheckCarry fails when the model's external data cannot be carried to
+// outDir: only the graph's own initializers can be copied into the
+// output's data file.
+func (m *Model) CheckCarry(outDir string) error {
+	if !sameDir(outDir, m.src.dir) && hasNestedExternal(m.ToProto().Graph) {
+		return &InputError{Msg: "a tensor outside the graph's initializers (a Constant's or a subgraph's) keeps its data in an external file, which attnopt carries only beside the input; write the output into the input's folder"}
+	}
+	return nil
+}
+
+// hasNestedExternal: some tensor other than the graph's own initializers
+// (node attributes, subgraph initializers and attributes) is external.
+func hasNestedExternal(g *onnxpb.GraphProto) bool {
+	ext := func(t *onnxpb.TensorProto) bool {
+		return t != nil && t.GetDataLocation() == onnxpb.TensorProto_EXTERNAL
+	}
+	var nodes func(ns []*onnxpb.NodeProto) bool
+	var sub func(g *onnxpb.GraphProto) bool
+	sub = func(g *onnxpb.GraphProto) bool {
+		for _, t := range g.Initializer {
+			if ext(t) {
+				return true
+			}
+		}
+		return nodes(g.Node)
+	}
+	nodes = func(ns []*onnxpb.NodeProto) bool {
+		for _, n := range ns {
+			for _, a := range n.Attribute {
+				if ext(a.T) {
+					return true
+				}
+				for _, t := range a.Tensors {
+					if ext(t) {
+						return true
+					}
+				}
+				for _, g := range append([]*onnxpb.GraphProto{a.G}, a.Graphs...) {
+					if g != nil && sub(g) {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	return nodes(g.Node)
 }
 
 // dataWriter appends tensors to the output's data file.
@@ -385,7 +433,7 @@ func (w *dataWriter) place(tp *onnxpb.TensorProto, size int64) (*onnxpb.TensorPr
 // addExternal streams an external tensor's bytes from its source file.
 func (w *dataWriter) addExternal(t *Tensor, tp *onnxpb.TensorProto) (*onnxpb.TensorProto, error) {
 	size := t.ByteSize()
-	in, err := t.ext.src.open(t.ext.location)
+	in, err := t.ext.src.openRange(t.ext.location, t.ext.offset, size)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/graph/onnxpb"
 	"github.com/attnopt/attnopt/internal/testgraph"
+	"google.golang.org/protobuf/proto"
 )
 
 func entries(t *testing.T, dir string) []string {
@@ -117,5 +119,42 @@ func TestSaveRefusesBrokenGraph(t *testing.T) {
 	}
 	if got := entries(t, dir); len(got) != 0 {
 		t.Fatalf("written: %v", got)
+	}
+}
+
+// The streamed file is the same message proto.Marshal would write, and
+// loading it (mapped, raw_data aliased) gives the same message again.
+func TestStreamedSaveIsTheSameMessage(t *testing.T) {
+	for _, b := range []*testgraph.B{testgraph.SAGAN(17, 16, 4, 4), testgraph.HFSelfAttention(17, "batch", "seq", 32, 4), testgraph.Transformer(2, 64, 4, "seq"), testgraph.Transformer(1, 1024, 8, "seq") /* over mmapMin: mapped */} {
+		m := b.Model()
+		want, err := m.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.TempDir(), "m.onnx")
+		if _, err := m.Save(out); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(out)
+		var a, c onnxpb.ModelProto
+		if err := proto.Unmarshal(want, &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := proto.Unmarshal(got, &c); err != nil {
+			t.Fatalf("streamed file does not parse: %v", err)
+		}
+		if !proto.Equal(&a, &c) {
+			t.Fatal("streamed file differs from proto.Marshal's message")
+		}
+		back, err := graph.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, _ := back.Marshal()
+		var d onnxpb.ModelProto
+		proto.Unmarshal(again, &d)
+		if !proto.Equal(&a, &d) {
+			t.Fatal("reloading changed the message")
+		}
 	}
 }

@@ -58,6 +58,25 @@ func (s *source) open(location string) (*os.File, error) {
 	return f, nil
 }
 
+// openRange opens location and checks that size bytes from offset lie
+// inside it, without an overflowing sum (both may be up to 2^63-1).
+func (s *source) openRange(location string, offset, size int64) (*os.File, error) {
+	f, err := s.open(location)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if offset < 0 || size < 0 || size > st.Size() || offset > st.Size()-size {
+		f.Close()
+		return nil, badInput("external data %q ends at %d bytes, tensor needs %d bytes from offset %d", location, st.Size(), size, offset)
+	}
+	return f, nil
+}
+
 // checkLocation refuses external-data paths that could leave the model's
 // folder before any file is touched.
 func checkLocation(loc string) error {

@@ -120,18 +120,11 @@ func (r *externalRef) read(size int64) ([]byte, error) {
 	if r.length >= 0 && r.length != size {
 		return nil, badInput("external data %q: length %d, tensor needs %d bytes", r.location, r.length, size)
 	}
-	f, err := r.src.open(r.location)
+	f, err := r.src.openRange(r.location, r.offset, size)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if r.offset < 0 || r.offset+size > st.Size() {
-		return nil, badInput("external data %q: bytes %d..%d lie past its end (%d bytes)", r.location, r.offset, r.offset+size, st.Size())
-	}
 	buf := make([]byte, size)
 	if _, err := f.ReadAt(buf, r.offset); err != nil && err != io.EOF {
 		return nil, err

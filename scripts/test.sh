@@ -15,5 +15,10 @@ if [[ -f kernels/ci.sh ]]; then
 fi
 go vet ./...
 go test -count=1 ./...
+# Fuzz the loader and load → rewrite → save → reload for a bounded time,
+# seeded with every hostile class of internal/hostile (the crashers found so
+# far); a failing input is written under graph/testdata/fuzz/ (about 3 min).
+go test -run '^$' -fuzz '^FuzzLoad$' -fuzztime 60s ./graph
+go test -run '^$' -fuzz '^FuzzRewrite$' -fuzztime 60s ./graph
 bash scripts/test-ort-compat.sh
 bash scripts/test-python.sh

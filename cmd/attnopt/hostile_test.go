@@ -2,6 +2,10 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"runtime/debug"
+
+	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/internal/testgraph"
 	"path/filepath"
 	"strings"
@@ -96,5 +100,38 @@ func TestValidateModelScopeRefusesHugeTensors(t *testing.T) {
 	code, _, stderr := runCLI("validate", model, model, "--scope", "model")
 	if code != exitBadInput || !strings.HasPrefix(stderr, "attnopt: "+model+": --scope model would compute") || !strings.Contains(stderr, "64.0 GiB") {
 		t.Fatalf("exit %d: %s", code, stderr)
+	}
+}
+
+// A mapped model truncated by someone else while attnopt reads it faults;
+// that is reported as a changed file (exit 2), not a crash.
+func TestTruncatedWhileMapped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.onnx")
+	if err := os.WriteFile(path, testgraph.Transformer(1, 1024, 8, "seq").Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := graph.Load(path) // over 16 MiB: mapped
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	code := func() (code int) {
+		defer guard([]string{"rewrite", path}, &stderr, &code)
+		debug.SetPanicOnFault(true)
+		if err := os.Truncate(path, 0); err != nil {
+			t.Fatal(err)
+		}
+		sum := 0
+		for _, v := range m.Graph.Inits {
+			raw, _ := v.Const.Raw()
+			for _, b := range raw {
+				sum += int(b)
+			}
+		}
+		t.Logf("read %d without a fault", sum)
+		return 0
+	}()
+	if code != exitBadInput || !strings.Contains(stderr.String(), path+": the file changed while attnopt was reading it") {
+		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 }

@@ -203,3 +203,26 @@ func TestSIGTERMRemovesTemporaryFiles(t *testing.T) {
 		t.Fatalf("left behind: %v", entries)
 	}
 }
+
+// A Constant whose tensor is external can be referenced in place, but not
+// carried to another folder: refused before any work, naming the input.
+func TestRewriteRefusesNestedExternalElsewhere(t *testing.T) {
+	dir := t.TempDir()
+	b := testgraph.New(17)
+	x := b.Input("x", graph.Float32, 4)
+	dt := int32(graph.Float32)
+	os.WriteFile(filepath.Join(dir, "c.bin"), make([]byte, 16), 0o644)
+	c := b.Node("Constant", nil, &onnxpb.AttributeProto{Name: proto.String("value"), Type: onnxpb.AttributeProto_TENSOR.Enum(),
+		T: &onnxpb.TensorProto{DataType: &dt, Dims: []int64{4}, DataLocation: onnxpb.TensorProto_EXTERNAL.Enum(),
+			ExternalData: []*onnxpb.StringStringEntryProto{{Key: proto.String("location"), Value: proto.String("c.bin")}}}})
+	b.Output(b.Node("Add", []string{x, c}))
+	model := filepath.Join(dir, "model.onnx")
+	os.WriteFile(model, b.Bytes(), 0o644)
+	code, _, stderr := runCLI("rewrite", model, "-o", filepath.Join(t.TempDir(), "o.onnx"), "--quiet")
+	if code != exitBadInput || !strings.HasPrefix(stderr, "attnopt: "+model+": a tensor outside the graph's initializers") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCLI("rewrite", model, "--quiet"); code != 0 {
+		t.Fatalf("beside the input: exit %d: %s", code, stderr)
+	}
+}

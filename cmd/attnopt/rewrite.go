@@ -94,6 +94,9 @@ func runRewrite(o *rewriteOptions) error {
 	if err := checkNoOverwrite(o.model, m, map[string]string{"output": out, "the output's data file": dataFile, "--report": o.report.path}); err != nil {
 		return err
 	}
+	if err := m.CheckCarry(filepath.Dir(out)); err != nil {
+		return &graph.InputError{File: o.model, Msg: err.(*graph.InputError).Msg}
+	}
 	o.report.snapshot(o.model, m)
 	approx, err := o.approx.options()
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -26,6 +27,10 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 }
 
 func run(args []string, stdout, stderr io.Writer) (code int) {
+	// Models are mapped, not copied (graph/decode.go): a file truncated by
+	// someone else while we read it faults, which this turns into a panic
+	// that guard reports instead of a crash.
+	debug.SetPanicOnFault(true)
 	defer guard(args, stderr, &code)
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
@@ -60,6 +65,13 @@ func quiet(c *cobra.Command) bool {
 // bug of ours, exit 2: a pipeline must not see a crash dump.
 func guard(args []string, stderr io.Writer, code *int) {
 	if r := recover(); r != nil {
+		// A fault past the first page is a mapped file that shrank; one
+		// near address 0 is a nil dereference, a bug.
+		if e, ok := r.(interface{ Addr() uintptr }); ok && e.Addr() >= 4096 {
+			fmt.Fprintf(stderr, "attnopt: %s: the file changed while attnopt was reading it (%v)\n", strings.Join(fileArgs(args), ", "), r)
+			*code = exitBadInput
+			return
+		}
 		fmt.Fprintf(stderr, "attnopt: %s: internal error (a bug in attnopt; please report it with this file): %v\n", strings.Join(fileArgs(args), ", "), r)
 		*code = exitBadInput
 	}

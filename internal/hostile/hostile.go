@@ -6,6 +6,7 @@ package hostile
 import (
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/graph/onnxpb"
@@ -75,6 +76,11 @@ func Models() [][]byte {
 			continue
 		}
 		if p, err := c.Build(dir); err == nil {
+			// Only regular files: reading a FIFO would block.
+			if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
+				os.RemoveAll(dir)
+				continue
+			}
 			if data, err := os.ReadFile(p); err == nil {
 				out = append(out, data)
 			}
@@ -107,6 +113,13 @@ func Cases() []Case {
 			x := b.Input("x", graph.Float32, int64(1e17))
 			b.Output(b.Node("Relu", []string{x}))
 			return writeBytes(dir, b.Bytes())
+		}},
+		{Name: "model is a FIFO", Want: "not a regular file", Build: func(dir string) (string, error) {
+			p := filepath.Join(dir, "model.onnx")
+			return p, syscall.Mkfifo(p, 0o644)
+		}},
+		{Name: "model is /dev/zero", Want: "not a regular file", Build: func(string) (string, error) {
+			return "/dev/zero", nil
 		}},
 		{Name: "empty file", Want: "not an ONNX model", Build: func(dir string) (string, error) { return writeBytes(dir, nil) }},
 		{Name: "not protobuf", Want: "not a valid ONNX model", Build: func(dir string) (string, error) {
@@ -154,6 +167,18 @@ func Cases() []Case {
 			n.OpType = proto.String("Cast")
 			n.Input = n.Input[:1]
 			n.Attribute = []*onnxpb.AttributeProto{testgraph.Int("to", 1234)}
+		}),
+		mutate("operands of mixed dtypes", `another input is`, func(m *onnxpb.ModelProto) {
+			// The Mul's scalar becomes int64 (8 bytes) beside float scores.
+			for _, t := range m.Graph.Initializer {
+				if t.GetName() == node(m, "Mul").Input[1] {
+					t.DataType = proto.Int32(int32(graph.Int64))
+					t.RawData = make([]byte, 8)
+				}
+			}
+		}),
+		mutate("attribute given twice", `attribute "axis" twice`, func(m *onnxpb.ModelProto) {
+			node(m, "Softmax").Attribute = []*onnxpb.AttributeProto{testgraph.Int("axis", -1), testgraph.Int("axis", 1)}
 		}),
 		mutate("empty op_type", `empty op_type`, func(m *onnxpb.ModelProto) {
 			node(m, "Mul").OpType = proto.String("")
