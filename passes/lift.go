@@ -98,16 +98,9 @@ func liftONNXAttention(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
 		if hq <= 0 || hkv <= 0 {
 			return nil, reject(at, "rank-3 Attention without q_num_heads/kv_num_heads")
 		}
-		var ok1, ok2, ok3 bool
-		s.Batch, s.QLen, s.KVLen = qs[0], qs[1], ks[1]
-		s.Heads, s.KVHeads = graph.D(hq), graph.D(hkv)
-		s.HeadDim, ok1 = qs[2].Div(graph.D(hq))
-		kd, ok2 := ks[2].Div(graph.D(hkv))
-		s.VHeadDim, ok3 = vs[2].Div(graph.D(hkv))
-		if !ok1 || !ok2 || !ok3 || !kd.Equal(s.HeadDim) {
-			return nil, reject(q.Name, "hidden sizes %s, %s, %s do not split into %d query and %d key/value heads", qs[2], ks[2], vs[2], hq, hkv)
+		if rj := splitPacked(s, hq, hkv); rj != nil {
+			return nil, rj
 		}
-		s.PackedHeads = true
 	}
 	s.DType = q.Type.DType
 	if hq, ok := s.Heads.Value(); ok {
@@ -129,15 +122,9 @@ func liftONNXAttention(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
 	// present_key/present_value are the full (B, Hkv, P+L, D) keys and
 	// values, which the rewrite computes anyway.
 	s.WantPresent = usedOutput(g, n, 1) || usedOutput(g, n, 2)
-	scale, form := float64(n.AttrFloat("scale", 0)), ScaleAttr
-	if scale == 0 {
-		d, ok := s.HeadDim.Value()
-		if !ok {
-			return nil, reject(q.Name, "default scale 1/√Dqk with head dim %s unknown", s.HeadDim)
-		}
-		scale, form = 1/math.Sqrt(float64(d)), ScaleDefault
+	if rj := liftScale(s, n); rj != nil {
+		return nil, rj
 	}
-	s.Scale, s.ScaleForm = scale, form
 	if m := n.Input(3); m != nil {
 		if rj := liftMask(s, m, "attn_mask"); rj != nil {
 			return nil, rj
@@ -212,25 +199,13 @@ func liftMHA(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
 		return nil, reject(at, "MultiHeadAttention without num_heads")
 	}
 	s := liftedBase(n, q, k, v)
-	qs, ks, vs := q.Type.Shape, k.Type.Shape, v.Type.Shape
-	var ok1, ok2, ok3 bool
-	s.Batch, s.QLen, s.KVLen, s.Heads, s.KVHeads = qs[0], qs[1], ks[1], graph.D(h), graph.D(h)
-	s.HeadDim, ok1 = qs[2].Div(graph.D(h))
-	kd, ok2 := ks[2].Div(graph.D(h))
-	s.VHeadDim, ok3 = vs[2].Div(graph.D(h))
-	if !ok1 || !ok2 || !ok3 || !kd.Equal(s.HeadDim) {
-		return nil, reject(q.Name, "hidden sizes %s, %s, %s do not split into %d heads", qs[2], ks[2], vs[2], h)
+	if rj := splitPacked(s, h, h); rj != nil {
+		return nil, rj
 	}
-	s.PackedHeads, s.DType = true, q.Type.DType
-	scale, form := float64(n.AttrFloat("scale", 0)), ScaleAttr
-	if scale == 0 {
-		d, ok := s.HeadDim.Value()
-		if !ok {
-			return nil, reject(q.Name, "default scale 1/√Dqk with head dim %s unknown", s.HeadDim)
-		}
-		scale, form = 1/math.Sqrt(float64(d)), ScaleDefault
+	s.DType = q.Type.DType
+	if rj := liftScale(s, n); rj != nil {
+		return nil, rj
 	}
-	s.Scale, s.ScaleForm = scale, form
 	if rj := liftMask(s, bias, "attention_bias"); rj != nil {
 		return nil, rj
 	}
@@ -321,4 +296,35 @@ func LiftedNote(op string) string {
 		return "ONNX Runtime 1.24's CPU kernel materialises the scores when it has an attention_bias"
 	}
 	return ""
+}
+
+// splitPacked reads the sizes of (B, N, H·D) operands split into hq query
+// and hkv key/value heads.
+func splitPacked(s *Site, hq, hkv int64) *Reject {
+	qs, ks, vs := s.Q.Type.Shape, s.K.Type.Shape, s.V.Type.Shape
+	var ok1, ok2, ok3 bool
+	s.Batch, s.QLen, s.KVLen = qs[0], qs[1], ks[1]
+	s.Heads, s.KVHeads = graph.D(hq), graph.D(hkv)
+	s.HeadDim, ok1 = qs[2].Div(graph.D(hq))
+	kd, ok2 := ks[2].Div(graph.D(hkv))
+	s.VHeadDim, ok3 = vs[2].Div(graph.D(hkv))
+	if !ok1 || !ok2 || !ok3 || !kd.Equal(s.HeadDim) {
+		return reject(s.Q.Name, "hidden sizes %s, %s, %s do not split into %d query and %d key/value heads", qs[2], ks[2], vs[2], hq, hkv)
+	}
+	s.PackedHeads = true
+	return nil
+}
+
+// liftScale takes the op's scale attribute, or its default 1/√Dqk.
+func liftScale(s *Site, n *graph.Node) *Reject {
+	if sc := n.AttrFloat("scale", 0); sc != 0 {
+		s.Scale, s.ScaleForm = float64(sc), ScaleAttr
+		return nil
+	}
+	d, ok := s.HeadDim.Value()
+	if !ok {
+		return reject(s.Q.Name, "default scale 1/√Dqk with head dim %s unknown", s.HeadDim)
+	}
+	s.Scale, s.ScaleForm = 1/math.Sqrt(float64(d)), ScaleDefault
+	return nil
 }

@@ -254,3 +254,31 @@ func TestNestedAttentionListed(t *testing.T) {
 		}
 	}
 }
+
+// The grouped-query fixture rewrites with --target gqa into one
+// GroupQueryAttention reading 2 key/value heads unrepeated, and agrees with
+// the original in the Go runtime (validate's fixture test runs it in ORT).
+func TestGQATargetOnGQAFixture(t *testing.T) {
+	path := filepath.Join("..", "testdata", "models", "gqa_dynamo_op23", "model.onnx")
+	orig, err := graph.Load(path)
+	if err != nil {
+		t.Skip(err)
+	}
+	rew, _ := graph.Load(path)
+	c, err := Rewrite(rew, Options{Target: "gqa", VerifyEach: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.FusedCount() != 1 {
+		t.Fatalf("fused %d: %s", c.FusedCount(), c.Actions[0].Reason)
+	}
+	for _, n := range rew.Graph.Nodes {
+		if n.OpType == "GroupQueryAttention" && (n.AttrInt("num_heads", 0) != 8 || n.AttrInt("kv_num_heads", 0) != 2) {
+			t.Fatalf("heads %d/%d, want 8/2", n.AttrInt("num_heads", 0), n.AttrInt("kv_num_heads", 0))
+		}
+		if n.OpType == "Expand" && n.Output(0).Type.Rank() == 5 {
+			t.Fatal("key/value heads repeated")
+		}
+	}
+	compareModels(t, orig, rew, 2)
+}

@@ -30,6 +30,8 @@ type Target interface {
 	// B·H·Nq·Nk scores for this site in its runtime ("" when it does not):
 	// rewrite then counts the site's memory as the scores and warns.
 	Materialises(s *Site) string
+	// Owns says whether a node is one of the fused ops this target writes.
+	Owns(n *graph.Node) bool
 }
 
 var targets = map[string]Target{}
@@ -52,6 +54,17 @@ func TargetNames() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// TargetOwning names the target whose fused op n is ("" when none): how
+// validate tells which target a rewritten model was made with.
+func TargetOwning(n *graph.Node) string {
+	for _, name := range TargetNames() {
+		if targets[name].Owns(n) {
+			return name
+		}
+	}
+	return ""
 }
 
 // ModelError refuses a whole model for a target; the CLI exits 2 with it.

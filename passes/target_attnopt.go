@@ -15,6 +15,7 @@ func (attnoptTarget) Op() string                      { return "attnopt.FlashAtt
 func (attnoptTarget) Import() graph.Opset             { return graph.Opset{Domain: "attnopt", Version: 1} }
 func (attnoptTarget) CheckModel(m *graph.Model) error { return nil }
 func (attnoptTarget) Materialises(s *Site) string     { return "" }
+func (attnoptTarget) Owns(n *graph.Node) bool         { return n.Domain == "attnopt" }
 
 func (attnoptTarget) CheckSite(s *Site) error {
 	switch s.DType {

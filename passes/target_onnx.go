@@ -13,9 +13,10 @@ type onnxTarget struct{}
 
 func init() { registerTarget(onnxTarget{}) }
 
-func (onnxTarget) Name() string        { return "onnx" }
-func (onnxTarget) Op() string          { return "ai.onnx.Attention" }
-func (onnxTarget) Import() graph.Opset { return graph.Opset{Domain: "", Version: 23} }
+func (onnxTarget) Name() string            { return "onnx" }
+func (onnxTarget) Op() string              { return "ai.onnx.Attention" }
+func (onnxTarget) Import() graph.Opset     { return graph.Opset{Domain: "", Version: 23} }
+func (onnxTarget) Owns(n *graph.Node) bool { return n.Is("Attention") }
 
 // Materialises: ONNX Runtime 1.24's CPU kernel for Attention always
 // materialises the scores.

@@ -18,6 +18,9 @@ func (ortTarget) Name() string                    { return "ort" }
 func (ortTarget) Op() string                      { return "com.microsoft.MultiHeadAttention" }
 func (ortTarget) Import() graph.Opset             { return graph.Opset{Domain: "com.microsoft", Version: 1} }
 func (ortTarget) CheckModel(m *graph.Model) error { return nil }
+func (ortTarget) Owns(n *graph.Node) bool {
+	return n.Domain == "com.microsoft" && n.OpType == "MultiHeadAttention"
+}
 
 // Materialises: ONNX Runtime 1.24's CPU MultiHeadAttention takes its
 // memory-efficient path only without attention_bias or key padding mask.

@@ -110,15 +110,16 @@ func TestApproximationsOnSpatialFixtures(t *testing.T) {
 			return m
 		}
 		modes := []struct {
-			kind, target string
-			a            passes.ApproxOptions
+			kind   passes.PlanKind
+			target string
+			a      passes.ApproxOptions
 		}{
 			{"window", "attnopt", passes.ApproxOptions{Window: []int64{2}}},
 			{"pool_kv", "ort", passes.ApproxOptions{Pool: "kv", Stride: 2, Upsample: "nearest"}},
 			{"pool_qkv", "ort", passes.ApproxOptions{Pool: "qkv", Stride: 2, Upsample: "linear"}},
 		}
 		for _, mode := range modes {
-			t.Run(name+"/"+mode.kind, func(t *testing.T) {
+			t.Run(name+"/"+string(mode.kind), func(t *testing.T) {
 				orig, rew, c := approxRewrite(t, load, mode.target, mode.a)
 				approx := 0
 				for _, a := range c.Actions {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/attnopt/attnopt/eval"
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes"
 )
 
 // Options configure a validation.
@@ -149,13 +150,8 @@ func pick(in map[string]*eval.Tensor, m *graph.Model) map[string]*eval.Tensor {
 // fusedTarget names the target a rewritten model was made with.
 func fusedTarget(m *graph.Model) string {
 	for _, n := range m.Graph.Nodes {
-		switch {
-		case n.Domain == "attnopt":
-			return "attnopt"
-		case n.Domain == "com.microsoft" && n.OpType == "MultiHeadAttention":
-			return "ort"
-		case n.Is("Attention"):
-			return "onnx"
+		if t := passes.TargetOwning(n); t != "" {
+			return t
 		}
 	}
 	return ""

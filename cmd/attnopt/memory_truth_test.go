@@ -68,3 +68,27 @@ func TestRewriteMemoryTruthPerTarget(t *testing.T) {
 		})
 	}
 }
+
+// A dynamo opset-23 export holds ONNX Attention, which ONNX Runtime's CPU
+// kernel runs by materialising the scores: inspect lists it as a lifted
+// site, check counts its scores against the budget, and the attnopt rewrite
+// passes the same gate.
+func TestLiftedAttentionInspectCheckRewrite(t *testing.T) {
+	in := filepath.Join("..", "..", "testdata", "models", "sdpa_h8d8_dynamo_op23", "model.onnx")
+	code, stdout, _ := runCLI("inspect", in)
+	if code != 0 || !strings.Contains(stdout, "1 attention site(s)") ||
+		!strings.Contains(stdout, "lifted from ai.onnx.Attention (rank4/scale-default/mask-bool)") {
+		t.Fatalf("inspect exit %d:\n%s", code, stdout)
+	}
+	code, stdout, _ = runCLI("check", in, "--memory-budget", "100KiB")
+	if code != 1 || !strings.Contains(stdout, "128.0 KiB") {
+		t.Fatalf("check of the original: exit %d, want 1 naming the 128 KiB scores:\n%s", code, stdout)
+	}
+	out := filepath.Join(t.TempDir(), "out.onnx")
+	if code, stdout, stderr := runCLI("rewrite", in, "-o", out); code != 0 || !strings.Contains(stdout, "fused into attnopt.FlashAttention") {
+		t.Fatalf("rewrite exit %d: %s%s", code, stdout, stderr)
+	}
+	if code, stdout, _ = runCLI("check", out, "--memory-budget", "100KiB"); code != 0 {
+		t.Fatalf("check of the rewrite: exit %d:\n%s", code, stdout)
+	}
+}
