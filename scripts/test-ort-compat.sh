@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# The Go ONNX Runtime backend's tests (eval/ort, and validate, which runs
-# models through it) and `attnopt validate --runtime ort` against the newest
-# onnxruntime-node release's library as well as the pinned one that
-# scripts/test.sh uses (cmd/attnopt's tests never load ORT). The library is
-# unpacked into .cache/ort-compat/, not .cache/ort/, so a plain `go test`
-# keeps finding the pinned version. Needs the custom-op library built first
-# (kernels/ci.sh) for the attnopt-target cases.
+# The Go ONNX Runtime backend's tests (eval/ort) and `attnopt validate
+# --runtime ort` on rewritten fixtures against the newest onnxruntime-node
+# release's library as well as the pinned one that scripts/test.sh uses. The
+# library is unpacked into .cache/ort-compat/, not .cache/ort/, so a plain
+# `go test` keeps finding the pinned version. Needs the custom-op library
+# built first (kernels/ci.sh) for the attnopt-target cases. About 30 s here.
 # ORT_COMPAT_VERSION overrides the version.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,12 +18,18 @@ if ! grep -q "ONNX Runtime $version from" <<<"$loaded"; then
   echo "error: ONNX Runtime $version did not load" >&2
   exit 1
 fi
-# eval/ort and validate are the packages whose tests run ONNX Runtime.
-ONNXRUNTIME_LIB="$lib" go test -count=1 ./eval/ort ./validate
-# And the CLI's own path: a rewritten fixture end to end in this ORT.
+# eval/ort: the backend's own tests (ONNX backend cases, fixtures, custom ops).
+ONNXRUNTIME_LIB="$lib" go test -count=1 ./eval/ort
+# The CLI's path through it: rewritten fixtures, both fused-op targets, end to
+# end in this ORT. (validate's tests also load ORT, but take about 3 minutes
+# here, mostly in the Go runtime: scripts/test.sh runs them with 1.24.3.)
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/attnopt" ./cmd/attnopt
-"$tmp/attnopt" rewrite testdata/models/sagan/model.onnx -o "$tmp/sagan.attnopt.onnx"
-"$tmp/attnopt" validate testdata/models/sagan/model.onnx "$tmp/sagan.attnopt.onnx" \
-  --runtime ort --scope model --ort-lib "$lib"
+for model in sagan hf_bert sdpa_h16d4; do
+  for target in attnopt ort; do
+    src="testdata/models/$model/model.onnx"
+    "$tmp/attnopt" rewrite "$src" --target "$target" -o "$tmp/$model.$target.onnx" >/dev/null
+    "$tmp/attnopt" validate "$src" "$tmp/$model.$target.onnx" --runtime ort --scope model --ort-lib "$lib"
+  done
+done

@@ -30,6 +30,15 @@ def test_console_command_is_the_go_binary():
     assert "1 attention site(s)" in p.stdout
 
 
+def test_attnopt_binary_env_overrides(monkeypatch, tmp_path):
+    installed = attnopt.binary_path()
+    monkeypatch.setenv("ATTNOPT_BINARY", installed)
+    assert attnopt.binary_path() == installed
+    monkeypatch.setenv("ATTNOPT_BINARY", str(tmp_path / "nothing"))
+    with pytest.raises(FileNotFoundError, match="ATTNOPT_BINARY"):
+        attnopt.inspect(SAGAN)
+
+
 def test_library_exports_register_custom_ops():
     path = Path(attnopt.get_library_path())
     assert path.is_absolute() and path.name == "libattnopt_ort.so"
