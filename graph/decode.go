@@ -36,16 +36,19 @@ func readModelFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("not a regular file (%s)", st.Mode().Type())
 	}
 	size := st.Size()
-	if size < mmapMin || int64(int(size)) != size {
-		data := make([]byte, size)
-		if _, err := io.ReadFull(f, data); err != nil {
-			return nil, err
+	if size >= mmapMin && int64(int(size)) == size {
+		// Never unmapped: tensors alias the mapping for the life of the
+		// process (a CLI run). Read-only, so nothing can write through it.
+		if data, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED); err == nil {
+			return data, nil
 		}
-		return data, nil
+		// A file system without mmap: read it instead.
 	}
-	// Never unmapped: tensors alias the mapping for the life of the
-	// process (a CLI run). Read-only, so nothing can write through it.
-	return syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	data := make([]byte, size)
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, err
+	}
+	return data, nil
 }
 
 // Field numbers of onnx.proto that decodeModel treats specially.

@@ -35,8 +35,15 @@ func validateSites(orig, rew *graph.Model, r Runner, opts Options) []Check {
 			continue
 		}
 		if sb, ok := s.ScoreBytes(); ok && sb > opts.MaxScoreBytes {
-			// An approximation's grid attributes are sized for the full
-			// site; it is rebuilt at a reduced grid instead.
+			// An approximation's constants are sized for the full grid,
+			// so the rewritten site cannot run reduced: it must be what a
+			// fresh rewrite of the site gives at full size, and that
+			// rewrite is run at a reduced grid.
+			if err := sameAsFreshRewrite(s, repl, orig, rew, approx, grid); err != nil {
+				c.Error = err.Error()
+				checks = append(checks, c)
+				continue
+			}
 			c := reducedSiteCheck(name, id, s, orig, rew, approx, grid, r, opts)
 			if approx != nil {
 				approxVerdict(&c, opts)
@@ -164,6 +171,48 @@ func reducedRewrittenCheck(name string, id int, s *passes.Site, at, repl *graph.
 	return c
 }
 
+// siteAlone extracts the site's own nodes from orig: its inputs are the
+// values its nodes read from outside.
+func siteAlone(orig *graph.Model, s *passes.Site) (*graph.Model, error) {
+	inSite := map[*graph.Node]bool{}
+	for _, n := range s.Nodes {
+		inSite[n] = true
+	}
+	return graph.Extract(orig, []string{s.Output.Name}, func(v *graph.Value) bool {
+		return v.Producer() == nil || !inSite[v.Producer()]
+	})
+}
+
+// sameAsFreshRewrite compares the rewritten file's site, from repl back to
+// the site's inputs, with a full-size rewrite of the site alone with the
+// same target and approximation; any difference (a swapped operand, a
+// changed attribute or constant, an extra node) is reported.
+func sameAsFreshRewrite(s *passes.Site, repl *graph.Value, orig, rew *graph.Model, approx *passes.ApproxOptions, grid []int64) error {
+	full, err := siteAlone(orig, s)
+	if err != nil {
+		return err
+	}
+	fresh, err := graph.LoadBytes(mustMarshal(full), "")
+	if err != nil {
+		return err
+	}
+	a := *approx
+	a.Grid = grid
+	if _, err := passes.Rewrite(fresh, passes.Options{Target: fusedTarget(rew), Approx: a}); err != nil {
+		return fmt.Errorf("cannot rewrite the site alone for comparison: %v", err)
+	}
+	inputs := map[string]bool{}
+	for _, v := range full.Graph.Inputs {
+		inputs[v.Name] = true
+	}
+	atInput := func(v *graph.Value) bool { return inputs[v.Name] }
+	want := signature(fresh.Graph.Value(s.Output.Name), atInput)
+	if got := signature(repl, atInput); got != want {
+		return fmt.Errorf("the rewritten site differs from a fresh rewrite of the site with the same plan (operands, attributes, constants or nodes changed)")
+	}
+	return nil
+}
+
 // reducedSiteCheck rebuilds the site alone with its sequence lengths cut so
 // the original fits, rewrites that with the same target, and compares.
 func reducedSiteCheck(name string, id int, s *passes.Site, orig, rew *graph.Model, approx *passes.ApproxOptions, grid []int64, r Runner, opts Options) Check {
@@ -173,13 +222,7 @@ func reducedSiteCheck(name string, id int, s *passes.Site, orig, rew *graph.Mode
 		c.Error = "the rewrite has no fused attention op"
 		return c
 	}
-	inSite := map[*graph.Node]bool{}
-	for _, n := range s.Nodes {
-		inSite[n] = true
-	}
-	full, err := graph.Extract(orig, []string{s.Output.Name}, func(v *graph.Value) bool {
-		return v.Producer() == nil || !inSite[v.Producer()]
-	})
+	full, err := siteAlone(orig, s)
 	if err != nil {
 		c.Error = err.Error()
 		return c

@@ -130,3 +130,48 @@ func TestValidateCatchesCorruptedBigSite(t *testing.T) {
 		t.Fatalf("the uncorrupted rewrite: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
+
+// TestValidateCatchesCorruptedApproximateBigSite: an approximate site's
+// constants are sized for the full grid, so it runs as a fresh rewrite at a
+// reduced grid; the rewritten file's site must equal that rewrite at full
+// size, so corruptions of it fail too.
+func TestValidateCatchesCorruptedApproximateBigSite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("validations of a 16384-token site at a reduced grid")
+	}
+	orig := "../../testdata/examples/sagan_128x128.onnx"
+	dir := t.TempDir()
+	cases := []struct {
+		name, plan string
+		edit       func(g *onnxpb.GraphProto)
+	}{
+		// (A changed window or stride is a different plan, which the file
+		// itself states; its error is measured, not refused.)
+		{"pool kv, output times 0", "--pool=kv", func(g *onnxpb.GraphProto) { scaleOutput(g, 0) }},
+		{"window 16x16, K and V swapped", "--window=16x16", func(g *onnxpb.GraphProto) {
+			n := findNode(g, byOp("WindowAttention"))
+			n.Input[1], n.Input[2] = n.Input[2], n.Input[1]
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			good := filepath.Join(dir, "good.onnx")
+			if code, _, stderr := runCLI("rewrite", orig, c.plan, "-o", good, "--quiet"); code != 0 {
+				t.Fatal(stderr)
+			}
+			data, _ := os.ReadFile(good)
+			var mp onnxpb.ModelProto
+			if err := proto.Unmarshal(data, &mp); err != nil {
+				t.Fatal(err)
+			}
+			c.edit(mp.Graph)
+			bad := filepath.Join(dir, "bad.onnx")
+			b, _ := proto.Marshal(&mp)
+			os.WriteFile(bad, b, 0o644)
+			code, stdout, stderr := runCLI("validate", orig, bad, "--quiet")
+			if code != exitFailed || !strings.Contains(stderr, "differs from a fresh rewrite") {
+				t.Fatalf("exit %d, want 1\n%s%s", code, stdout, stderr)
+			}
+		})
+	}
+}
