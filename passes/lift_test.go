@@ -282,3 +282,38 @@ func TestGQATargetOnGQAFixture(t *testing.T) {
 	}
 	compareModels(t, orig, rew, 2)
 }
+
+// The seed SDPA block at its real size (N 10,000, 16 heads of dim 4, fp16,
+// bool mask) exported by dynamo at opset 23 is one lifted site of 3.2 GB of
+// scores; the attnopt rewrite reads the (1, 1, N, N) mask as it is, never
+// expanded over heads. Its numbers are checked at N 64 on the same export
+// form (sdpa_h16d4_fp16_dynamo_op23); bench/sdpa_op23_rss.sh runs it.
+func TestSeedSDPAOp23RealSize(t *testing.T) {
+	path := filepath.Join("..", "testdata", "examples", "seed_sdpa_mask_h16d4_dynamo_op23.onnx")
+	m, err := graph.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := FindSites(m.Graph)
+	if len(res.Sites) != 1 {
+		t.Fatalf("%d sites", len(res.Sites))
+	}
+	if sb, ok := res.Sites[0].ScoreBytes(); !ok || sb != 16*10000*10000*2 {
+		t.Fatalf("score bytes %d", sb)
+	}
+	if _, err := Rewrite(m, Options{Target: "attnopt", VerifyEach: true}); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range m.Graph.Nodes {
+		if n.OpType == "FlashAttention" {
+			found = n.Input(3) != nil && n.Input(3).Name == "mask"
+		}
+		if n.OpType == "Expand" {
+			t.Fatalf("the rewrite expands %q", n.Input(0).Name)
+		}
+	}
+	if !found {
+		t.Fatal("no FlashAttention reading the mask input as it is")
+	}
+}

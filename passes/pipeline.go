@@ -108,6 +108,9 @@ func Rewrite(m *graph.Model, opts Options) (*Context, error) {
 	if err := m.Graph.Verify(); err != nil {
 		return c, fmt.Errorf("rewritten graph invalid: %w", err)
 	}
+	if err := CheckFusedOps(m.Graph); err != nil {
+		return c, fmt.Errorf("rewritten graph invalid: %w", err)
+	}
 	return c, nil
 }
 
@@ -188,6 +191,9 @@ func (c *Context) fuseWith(s *Site, a *Action, build func(e *emitter) (*graph.Va
 		// Verify without reordering, so --verify-each never changes the
 		// output bytes.
 		if err := g.Verify(); err != nil {
+			return fmt.Errorf("site %d: %w", s.ID, err)
+		}
+		if err := CheckFusedOps(g); err != nil {
 			return fmt.Errorf("site %d: %w", s.ID, err)
 		}
 	}

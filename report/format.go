@@ -90,6 +90,10 @@ func (r *Inspect) writeText(w io.Writer, explain bool) error {
 			}
 			fmt.Fprintf(w, "; fused %s, scores equivalent %s)", HumanBytes(f.FusedBytes), HumanBytes(f.ScoreBytes))
 		}
+		if note := passes.LiftedNote(dom + "." + f.Op); note != "" && f.Op == "Attention" {
+			// Not lifted (--explain says why), yet still naive in that runtime.
+			fmt.Fprintf(w, " — kept; %s", note)
+		}
 		fmt.Fprintln(w)
 	}
 	for _, n := range r.Nested {
