@@ -85,6 +85,9 @@ func (m *matcher) matchSoftmax(sm *graph.Node) (*Site, *Reject) {
 	if r := m.fillShapes(s); r != nil {
 		return nil, r
 	}
+	if r := m.checkQScales(s); r != nil {
+		return nil, r
+	}
 	pos := map[*graph.Node]int{}
 	for i, n := range m.g.Nodes {
 		pos[n] = i

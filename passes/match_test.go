@@ -49,9 +49,13 @@ func TestMatcherVariants(t *testing.T) {
 		{"dropout", with(func(o *O) { o.Dropout = true }), 1, MaskNone, false, 1, 4, true, "", ""},
 		{"dv differs", with(func(o *O) { o.DV = 64 }), 1, MaskNone, false, 1, 4, true, "", ""},
 		{"opset 11 axis 3", with(func(o *O) { o.Opset = 11; o.SoftmaxAxis = 3 }), 1, MaskNone, false, 1, 4, true, "", ""},
+		{"per-head scale const", with(func(o *O) { o.HeadScale = "const" }), 1, MaskNone, false, 1, 4, true, "scale-per_head", ""},
+		{"per-head scale computed", with(func(o *O) { o.HeadScale = "computed"; o.Mask = "add" }), 1, MaskAdditive, false, 1, 4, true, "scale-per_head/mask-add", ""},
+		{"per-batch divisor and scalar", with(func(o *O) { o.HeadScale = "div_batch"; o.Scale = "q" }), 1, MaskNone, false, s8, 4, true, "per_head", ""},
 		// Negative cases.
 		{"opset 11 default axis", with(func(o *O) { o.Opset = 11 }), 0, "", false, 0, 0, false, "", "normalises the flattened dims 1..3"},
 		{"softmax over queries", with(func(o *O) { o.SoftmaxAxis = 2 }), 0, "", false, 0, 0, false, "", "not the key (last) axis"},
+		{"per-head scale of masked scores", with(func(o *O) { o.HeadScale = "after_mask"; o.Mask = "add" }), 0, "", false, 0, 0, false, "", "scales masked scores"},
 		{"scores used elsewhere", with(func(o *O) { o.ScoresOut = true }), 0, "", false, 0, 0, false, "", "graph output"},
 	}
 	for _, tc := range cases {

@@ -34,6 +34,8 @@ func rewriteCases() map[string]*testgraph.B {
 		"rank2_dv":       with(func(o *O) { o.Rank = 2; o.DV = 24; o.Opset = 23 }),
 		"rank3_mask":     with(func(o *O) { o.Rank = 3; o.Mask = "add"; o.Opset = 23 }),
 		"pre_transposed": with(func(o *O) { o.KForm = "pre"; o.Dropout = true }),
+		"head_scale":     with(func(o *O) { o.HeadScale = "computed"; o.Mask = "add"; o.Opset = 23 }),
+		"batch_divisor":  with(func(o *O) { o.HeadScale = "div_batch"; o.Scale = "div" }),
 	}
 }
 

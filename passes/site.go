@@ -38,7 +38,11 @@ type Site struct {
 	Output         *graph.Value
 
 	Scale     float64
-	ScaleForm string // none, scores, q, q_and_k
+	ScaleForm string // none, scores, q, q_and_k; per_head when QScales is set
+	// QScales are tensors the scores are multiplied (or divided) by that
+	// broadcast over the query and key axes (a per-head logit scale): the
+	// rewrite applies them to Q, which is exact (match_qscale.go).
+	QScales []QScale
 
 	// Mask summarises Masks: none, the kind of a single term, or additive
 	// when several terms must be combined into one bias.
@@ -65,6 +69,16 @@ type Site struct {
 
 	extra      []*graph.Node  // operand-scale nodes peeled off Q or Kᵀ
 	biasInputs []*graph.Value // tensors added to the scores, as the graph has them
+}
+
+// QScale is one per-head or per-batch factor of the scores.
+type QScale struct {
+	Value *graph.Value // broadcasts to Q with size-1 query and key axes
+	Div   bool         // the scores are divided by Value
+	// Mask terms and causality peeled before this factor (walking back from
+	// the softmax): terms found after it would be scaled by it.
+	masksAfter  int
+	causalAfter bool
 }
 
 // MaskTerm is one mask applied to the scores.

@@ -43,7 +43,7 @@ func to3D(e *emitter, v *graph.Value) *graph.Value {
 }
 
 func (ortTarget) Build(e *emitter, s *Site) (*graph.Value, error) {
-	q, k, v := s.Q, naturalK(e, s), naturalV(e, s)
+	q, k, v := scaledQ(e, s), naturalK(e, s), naturalV(e, s)
 	heads := int64(1)
 	switch s.Rank {
 	case 4:
