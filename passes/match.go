@@ -88,6 +88,12 @@ func (m *matcher) matchSoftmax(sm *graph.Node) (*Site, *Reject) {
 	if r := m.checkQScales(s); r != nil {
 		return nil, r
 	}
+	if kept := m.resolveCausal(s); kept {
+		// Causal candidates kept as masks get the checks of every mask.
+		if r := m.fillShapes(s); r != nil {
+			return nil, r
+		}
+	}
 	pos := map[*graph.Node]int{}
 	for i, n := range m.g.Nodes {
 		pos[n] = i

@@ -20,7 +20,7 @@ func (m *matcher) peelTensorScale(n *graph.Node, s *Site) (x *graph.Value, r *Re
 	if !scoreLike(x) || scoreLike(c) || !rowConstant(c, x) {
 		return nil, nil, false
 	}
-	s.QScales = append(s.QScales, QScale{Value: c, Div: n.Is("Div"), masksAfter: len(s.Masks), causalAfter: s.Causal})
+	s.QScales = append(s.QScales, QScale{Value: c, Div: n.Is("Div"), masksAfter: maskCount(s)})
 	switch s.ScaleForm {
 	case "none":
 		s.ScaleForm = "per_head"
@@ -52,7 +52,7 @@ func rowConstant(c, x *graph.Value) bool {
 func (m *matcher) checkQScales(s *Site) *Reject {
 	qs := s.Q.Type.Shape
 	for _, t := range s.QScales {
-		if len(s.Masks) > t.masksAfter || s.Causal != t.causalAfter {
+		if maskCount(s) > t.masksAfter {
 			// (scores + mask)·c scales the mask too; c on Q would not.
 			return reject(t.Value.Name, "the tensor %q scales masked scores", t.Value.Name)
 		}
@@ -69,6 +69,15 @@ func (m *matcher) checkQScales(s *Site) *Reject {
 		}
 	}
 	return nil
+}
+
+// maskCount counts the mask terms peeled so far, causal ones included.
+func maskCount(s *Site) int {
+	n := len(s.Masks) + len(s.causalTerms)
+	if s.Causal {
+		n++
+	}
+	return n
 }
 
 // scaledQ is Q with the site's per-head scales applied, in Q's type.

@@ -52,6 +52,13 @@ func TestMatcherVariants(t *testing.T) {
 		{"per-head scale const", with(func(o *O) { o.HeadScale = "const" }), 1, MaskNone, false, 1, 4, true, "scale-per_head", ""},
 		{"per-head scale computed", with(func(o *O) { o.HeadScale = "computed"; o.Mask = "add" }), 1, MaskAdditive, false, 1, 4, true, "scale-per_head/mask-add", ""},
 		{"per-batch divisor and scalar", with(func(o *O) { o.HeadScale = "div_batch"; o.Scale = "q" }), 1, MaskNone, false, s8, 4, true, "per_head", ""},
+		{"causal trilu (torchscript sdpa)", with(func(o *O) { o.Mask = "causal_trilu"; o.Scale = "mul" }), 1, MaskNone, true, s8, 4, true, "causal", ""},
+		{"causal constant + padding", with(func(o *O) { o.Mask = "causal_const_pad" }), 1, MaskAdditive, true, 1, 4, true, "mask-add/causal", ""},
+		{"causal constant with cache", with(func(o *O) { o.Mask = "causal_const_pad"; o.NK = 24 }), 1, MaskAdditive, true, 1, 4, true, "causal", ""},
+		{"causal range and padding", with(func(o *O) { o.Mask = "causal_range_pad" }), 1, MaskBool, true, 1, 4, true, "causal", ""},
+		{"causal triu of -inf", with(func(o *O) { o.Mask = "causal_triu_inf" }), 1, MaskNone, true, 1, 4, true, "causal", ""},
+		{"causal min with padding", with(func(o *O) { o.Mask = "causal_min_pad" }), 1, MaskBool, true, 1, 4, true, "causal", ""},
+		{"shifted triangle stays a mask", with(func(o *O) { o.Mask = "causal_shifted" }), 1, MaskBool, false, 1, 4, true, "mask-add_where", ""},
 		// Negative cases.
 		{"opset 11 default axis", with(func(o *O) { o.Opset = 11 }), 0, "", false, 0, 0, false, "", "normalises the flattened dims 1..3"},
 		{"softmax over queries", with(func(o *O) { o.SoftmaxAxis = 2 }), 0, "", false, 0, 0, false, "", "not the key (last) axis"},

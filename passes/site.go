@@ -67,18 +67,18 @@ type Site struct {
 	// rows; the fused ops do that themselves.
 	ZeroRowGuard bool
 
-	extra      []*graph.Node  // operand-scale nodes peeled off Q or Kᵀ
-	biasInputs []*graph.Value // tensors added to the scores, as the graph has them
+	extra       []*graph.Node  // operand-scale nodes peeled off Q or Kᵀ
+	causalTerms []causalTerm   // triangular mask terms, resolved once the lengths are known
+	biasInputs  []*graph.Value // tensors added to the scores, as the graph has them
 }
 
 // QScale is one per-head or per-batch factor of the scores.
 type QScale struct {
 	Value *graph.Value // broadcasts to Q with size-1 query and key axes
 	Div   bool         // the scores are divided by Value
-	// Mask terms and causality peeled before this factor (walking back from
-	// the softmax): terms found after it would be scaled by it.
-	masksAfter  int
-	causalAfter bool
+	// Mask terms peeled before this factor (walking back from the softmax):
+	// terms found after it would be scaled by it.
+	masksAfter int
 }
 
 // MaskTerm is one mask applied to the scores.

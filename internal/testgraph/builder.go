@@ -100,6 +100,12 @@ func Float(name string, v float32) *onnxpb.AttributeProto {
 func Ints(name string, v ...int64) *onnxpb.AttributeProto {
 	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: v}
 }
+
+// Tensor is a one-element tensor attribute (ConstantOfShape's value).
+func Tensor(name string, dt graph.DType, v float64) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_TENSOR.Enum(), T: tensorProto("", dt, []int64{1}, []float64{v})}
+}
+
 func Str(name, v string) *onnxpb.AttributeProto {
 	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_STRING.Enum(), S: []byte(v)}
 }

@@ -23,7 +23,7 @@ type Opts struct {
 	// "div_batch" (divided by a (B, 1, 1, 1) constant), or "after_mask"
 	// (applied after the mask, a negative case). Rank 4 only.
 	HeadScale   string
-	Mask        string // "none", "add", "where", "add_where", "where_inv", "where_finite", "causal"
+	Mask        string // "none", "add", "where", "add_where", "where_inv", "where_finite", "causal", or a form of causal.go
 	Casts       bool   // Cast to float32 around the softmax
 	SoftmaxAxis int64  // 0 means -1 (or the opset default when Opset < 13)
 	ScoresOut   bool   // also expose the scores as a graph output (negative case)
@@ -192,6 +192,7 @@ func Attention(o Opts) *B {
 		// (scores + mask)·c: the mask is scaled too (a negative case).
 		s = b.Node("Mul", []string{s, b.positive(sdt, int64(o.H), 1, 1)})
 	}
+	s = causalForms(b, o, s, q, k, sdt)
 	var smAttrs []*onnxpb.AttributeProto
 	if o.SoftmaxAxis != 0 {
 		smAttrs = append(smAttrs, Int("axis", o.SoftmaxAxis))
