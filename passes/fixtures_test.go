@@ -21,6 +21,11 @@ type manifest struct {
 		File           string `json:"file"`
 		AttentionCount int    `json:"attention_count"`
 		FusableCount   *int   `json:"fusable_count"`
+		Attention      []struct {
+			Mask    string `json:"mask"`
+			Heads   int64  `json:"heads"`
+			KVHeads int64  `json:"kv_heads"`
+		} `json:"attention"`
 	} `json:"models"`
 }
 

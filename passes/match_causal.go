@@ -271,6 +271,9 @@ type ramp struct {
 // rampOf follows Range(start, ·, 1) through Unsqueeze, Reshape, Expand, Cast
 // and the addition of a scalar.
 func rampOf(v *graph.Value, depth int) (ramp, bool) {
+	if v.Const != nil {
+		return constRamp(v.Const)
+	}
 	p := v.Producer()
 	if p == nil || depth > 8 {
 		return ramp{}, false
@@ -357,6 +360,33 @@ func rampOf(v *graph.Value, depth int) (ramp, bool) {
 		}
 	}
 	return ramp{}, false
+}
+
+// constRamp reads a constant that counts along its one axis longer than 1
+// (a folded arange, as TorchScript and dynamo store them).
+func constRamp(c *graph.Tensor) (ramp, bool) {
+	axis := -1
+	for i, d := range c.Dims {
+		if d != 1 {
+			if axis >= 0 {
+				return ramp{}, false
+			}
+			axis = i
+		}
+	}
+	if axis < 0 || c.Numel() > maxTriConst {
+		return ramp{}, false
+	}
+	vals, err := c.Float64s()
+	if err != nil {
+		return ramp{}, false
+	}
+	for t, x := range vals {
+		if x != vals[0]+float64(t) {
+			return ramp{}, false
+		}
+	}
+	return ramp{len(c.Dims) - 1 - axis, graph.D(int64(vals[0]))}, true
 }
 
 // dimMinus is a − b when it is representable.

@@ -56,8 +56,14 @@ func biasLeaves(v *graph.Value, depth int) []maskLeaf {
 // Or(a, b)) into its operands.
 func condLeaves(c *graph.Value, inverted bool, depth int) []maskLeaf {
 	p := c.Producer()
-	if p != nil && depth <= 8 && ((!inverted && p.Is("And")) || (inverted && p.Is("Or"))) {
+	switch {
+	case p == nil || depth > 8:
+	case (!inverted && p.Is("And")) || (inverted && p.Is("Or")):
 		return append(condLeaves(p.Input(0), inverted, depth+1), condLeaves(p.Input(1), inverted, depth+1)...)
+	case p.Is("Expand"):
+		// The broadcast is redone by the op: each term of the expanded
+		// condition broadcasts to the scores as well.
+		return condLeaves(p.Input(0), inverted, depth+1)
 	}
 	return []maskLeaf{{v: c, inverted: inverted}}
 }
@@ -124,8 +130,8 @@ func (m *matcher) peelCausalLeaves(s *Site, leaves []maskLeaf, term func(maskLea
 		return false
 	}
 	for _, l := range leaves {
-		if l.bias && isZeroTensor(l.v) {
-			continue
+		if (l.bias && isZeroTensor(l.v)) || (!l.bias && filledWith(l.v, func(x float64) bool { return (x != 0) != l.inverted })) {
+			continue // keeps every key
 		}
 		if t, ok := leafTri(l); ok {
 			s.causalTerms = append(s.causalTerms, causalTerm{t: t, v: l.v, term: term(l)})

@@ -1,0 +1,90 @@
+"""Decoder and encoder-decoder fixtures for causal masks and grouped-query
+attention (tiny configs, random weights): a transformers Llama with 4 query
+heads over 2 key/value heads and a right-padded attention_mask, SDPA with
+is_causal=True, and nn.Transformer (cross-attention and a causal decoder).
+Each as TorchScript (opset 17), dynamo (default opset) and dynamo opset 23."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from transformers import LlamaConfig, LlamaModel
+
+from common import Family, default_attention_info, export_case, seed
+
+
+class LlamaWrapper(nn.Module):
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids, attention_mask):
+        return self.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).last_hidden_state
+
+
+def make_llama(name, exporter, opset, impl="sdpa"):
+    seed(0)
+    cfg = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=2, max_position_embeddings=64, use_cache=False)
+    model = LlamaModel(cfg)
+    model.set_attn_implementation(impl)
+    ids = torch.randint(0, 64, (2, 12))
+    mask = torch.ones(2, 12, dtype=torch.int64)
+    mask[1, 8:] = 0  # second sequence right-padded after 8 tokens
+    return export_case(
+        name=name, model=LlamaWrapper(model), inputs=(ids, mask), input_names=["input_ids", "attention_mask"],
+        output_names=["last_hidden_state"], source="transformers.models.llama.modeling_llama.LlamaModel",
+        exporter=exporter, opset=opset, name_root=model, expected_count=2,
+        notes=(f"LlamaModel, 2 layers, hidden 32, 4 query heads over 2 key/value heads (GQA, repeat_kv), head dim 8, "
+               f"RMSNorm, rotary embeddings; batch 2, seq 12, attention_mask int64 with the second row right-padded "
+               f"after 8 tokens (no query row is fully masked); attn_implementation={impl!r}: causal + padding mask"),
+        attention=lambda recs: [default_attention_info(r, {"head_dim": 8, "mask": "causal", "kv_heads": 2})
+                                for r in recs],
+    )
+
+
+class CausalSDPA(nn.Module):
+    def forward(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def make_sdpa_causal(name, exporter, opset):
+    seed(0)
+    q, k, v = (torch.randn(1, 4, 32, 8) for _ in range(3))
+    return export_case(
+        name=name, model=CausalSDPA(), inputs=(q, k, v), input_names=["q", "k", "v"], output_names=["out"],
+        source="torch.nn.functional.scaled_dot_product_attention(is_causal=True)", exporter=exporter, opset=opset,
+        expected_count=1, notes="SDPA with is_causal=True, 4 heads of 8, 32 tokens",
+    )
+
+
+class Seq2Seq(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.t = nn.Transformer(d_model=16, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=32,
+                                dropout=0.0, batch_first=True)
+
+    def forward(self, src, tgt):
+        mask = nn.Transformer.generate_square_subsequent_mask(tgt.shape[1])
+        return self.t(src, tgt, tgt_mask=mask, tgt_is_causal=True)
+
+
+def make_seq2seq(name, exporter, opset):
+    seed(0)
+    src, tgt = torch.randn(2, 10, 16), torch.randn(2, 6, 16)
+    return export_case(
+        name=name, model=Seq2Seq(), inputs=(src, tgt), input_names=["src", "tgt"], output_names=["out"],
+        source="torch.nn.Transformer", exporter=exporter, opset=opset, expected_count=3, ref_grad=True,
+        notes=("nn.Transformer, d_model 16, 2 heads, 1 encoder + 1 decoder layer, batch_first; source 10 tokens, "
+               "target 6 with generate_square_subsequent_mask (triu of -inf): encoder self-attention, causal "
+               "decoder self-attention, cross-attention (6 queries over 10 keys)"),
+        attention=lambda recs: [default_attention_info(r, {"head_dim": 8}) for r in recs],
+    )
+
+
+if __name__ == "__main__":
+    fam = Family("decoders")
+    for suffix, exporter, opset in [("", "torchscript", 17), ("_dynamo", "dynamo", 18), ("_dynamo_op23", "dynamo", 23)]:
+        fam.case("hf_llama_gqa" + suffix, make_llama, exporter, opset)
+        fam.case("sdpa_causal" + suffix, make_sdpa_causal, exporter, opset)
+        fam.case("nn_transformer" + suffix, make_seq2seq, exporter, opset)
+    fam.finish()
