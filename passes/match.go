@@ -82,6 +82,7 @@ func (m *matcher) matchSoftmax(sm *graph.Node) (*Site, *Reject) {
 	}
 	nodes = append(nodes, post...)
 	nodes = append(nodes, s.extra...)
+	m.unrepeatKV(s)
 	if r := m.fillShapes(s); r != nil {
 		return nil, r
 	}
@@ -133,6 +134,9 @@ func variantName(s *Site) string {
 	}
 	if s.Causal {
 		v += "/causal"
+	}
+	if s.Repeated != nil {
+		v += "/gqa"
 	}
 	if s.SoftCasts {
 		v += "/cast-f32"

@@ -39,6 +39,8 @@ func rewriteCases() map[string]*testgraph.B {
 		"causal_range_pad": with(func(o *O) { o.Mask = "causal_range_pad"; o.Opset = 23 }),
 		"causal_min_pad":   with(func(o *O) { o.Mask = "causal_min_pad" }),
 		"causal_shifted":   with(func(o *O) { o.Mask = "causal_shifted"; o.Opset = 23 }),
+		"gqa_expand":       with(func(o *O) { o.Repeat = "expand"; o.KVHeads = 2; o.Mask = "causal_trilu"; o.Opset = 23 }),
+		"gqa_dynamo_view":  with(func(o *O) { o.Repeat = "expand_3d"; o.KVHeads = 1; o.Opset = 23 }),
 		"head_scale":       with(func(o *O) { o.HeadScale = "computed"; o.Mask = "add"; o.Opset = 23 }),
 		"batch_divisor":    with(func(o *O) { o.HeadScale = "div_batch"; o.Scale = "div" }),
 	}

@@ -36,6 +36,10 @@ type Site struct {
 	V              *graph.Value
 	VChannelsFirst bool
 	Output         *graph.Value
+	// Repeated holds K and V as the graph repeats them to every query head
+	// when K and V above are the un-repeated (B, Hkv, N, D) sources
+	// (grouped-query attention, match_gqa.go); K is then natural.
+	Repeated *RepeatedKV
 
 	Scale     float64
 	ScaleForm string // none, scores, q, q_and_k; per_head when QScales is set
@@ -70,6 +74,14 @@ type Site struct {
 	extra       []*graph.Node  // operand-scale nodes peeled off Q or Kᵀ
 	causalTerms []causalTerm   // triangular mask terms, resolved once the lengths are known
 	biasInputs  []*graph.Value // tensors added to the scores, as the graph has them
+}
+
+// RepeatedKV is K and V as a site read them before its head repeat was
+// looked through.
+type RepeatedKV struct {
+	K           *graph.Value
+	KTransposed bool
+	V           *graph.Value
 }
 
 // QScale is one per-head or per-batch factor of the scores.

@@ -22,7 +22,12 @@ type Opts struct {
 	// "computed" (exp(clip(w)), Swin V2's logit scale at run time) or
 	// "div_batch" (divided by a (B, 1, 1, 1) constant), or "after_mask"
 	// (applied after the mask, a negative case). Rank 4 only.
-	HeadScale   string
+	HeadScale string
+	// Repeat gives K and V KVHeads heads and repeats them to H (rank 4):
+	// "expand" (transformers' repeat_kv), "tile", "gather" (head indices),
+	// or "expand_3d" (dynamo: Kᵀ made through a (B·H, N, D) view).
+	Repeat      string
+	KVHeads     int
 	Mask        string // "none", "add", "where", "add_where", "where_inv", "where_finite", "causal", or a form of causal.go
 	Casts       bool   // Cast to float32 around the softmax
 	SoftmaxAxis int64  // 0 means -1 (or the opset default when Opset < 13)
@@ -78,15 +83,19 @@ func Attention(o Opts) *B {
 	b := New(o.Opset)
 	dt := o.DType
 	q := b.Input("q", dt, o.dims(o.D)...)
-	var k string
-	if o.KForm == "pre" {
+	var k, v string
+	if o.Repeat != "" {
+		k, v = repeatedKV(b, &o)
+	} else if o.KForm == "pre" {
 		kd := o.kdims(o.D, o.NK)
 		kd[len(kd)-2], kd[len(kd)-1] = o.D, o.NK
 		k = b.Input("k", dt, kd...)
 	} else {
 		k = b.Input("k", dt, o.kdims(o.NK, o.D)...)
 	}
-	v := b.Input("v", dt, o.kdims(o.NK, o.DV)...)
+	if v == "" {
+		v = b.Input("v", dt, o.kdims(o.NK, o.DV)...)
+	}
 	scale := 1 / math.Sqrt(float64(o.D))
 	switch o.Scale {
 	case "q":
