@@ -21,7 +21,7 @@ class LlamaWrapper(nn.Module):
         return self.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).last_hidden_state
 
 
-def make_llama(name, exporter, opset, impl="sdpa"):
+def make_llama(name, exporter, opset, impl="sdpa", dynamic=False):
     seed(0)
     cfg = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
                       num_key_value_heads=2, max_position_embeddings=64, use_cache=False)
@@ -30,13 +30,19 @@ def make_llama(name, exporter, opset, impl="sdpa"):
     ids = torch.randint(0, 64, (2, 12))
     mask = torch.ones(2, 12, dtype=torch.int64)
     mask[1, 8:] = 0  # second sequence right-padded after 8 tokens
+    dyn = {}
+    if dynamic:
+        dyn["dynamic_axes"] = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
+                               "last_hidden_state": {0: "batch", 1: "sequence"}}
     return export_case(
-        name=name, model=LlamaWrapper(model), inputs=(ids, mask), input_names=["input_ids", "attention_mask"],
+        name=name, model=LlamaWrapper(model), inputs=(ids, mask), input_names=["input_ids", "attention_mask"], **dyn,
         output_names=["last_hidden_state"], source="transformers.models.llama.modeling_llama.LlamaModel",
         exporter=exporter, opset=opset, name_root=model, expected_count=2,
         notes=(f"LlamaModel, 2 layers, hidden 32, 4 query heads over 2 key/value heads (GQA, repeat_kv), head dim 8, "
                f"RMSNorm, rotary embeddings; batch 2, seq 12, attention_mask int64 with the second row right-padded "
-               f"after 8 tokens (no query row is fully masked); attn_implementation={impl!r}: causal + padding mask"),
+               f"after 8 tokens (no query row is fully masked); attn_implementation={impl!r}: causal + padding mask"
+               + ("; dynamic batch and sequence axes (the masks and repeat_kv shapes are computed at run time)"
+                  if dynamic else "")),
         attention=lambda recs: [default_attention_info(r, {"head_dim": 8, "mask": "causal", "kv_heads": 2})
                                 for r in recs],
     )
@@ -87,4 +93,5 @@ if __name__ == "__main__":
         fam.case("hf_llama_gqa" + suffix, make_llama, exporter, opset)
         fam.case("sdpa_causal" + suffix, make_sdpa_causal, exporter, opset)
         fam.case("nn_transformer" + suffix, make_seq2seq, exporter, opset)
+    fam.case("hf_llama_gqa_dynamic", make_llama, "torchscript", 17, dynamic=True)
     fam.finish()
