@@ -8,9 +8,9 @@ import (
 )
 
 // Every attention PyTorch ran as causal is a causal site (or an already-fused
-// op), and where a model's attention is only causal or unmasked, the
-// attnopt rewrite leaves no mask input with both a query and a key axis
-// longer than 1: no N×N mask survives.
+// op), and where a model's attention is only causal or unmasked (and adds no
+// relative-position bias), the attnopt rewrite leaves no mask input with
+// both a query and a key axis longer than 1: no N×N mask survives.
 func TestFixturesCausal(t *testing.T) {
 	man := loadManifest(t)
 	checked := 0
@@ -23,6 +23,9 @@ func TestFixturesCausal(t *testing.T) {
 			case "none":
 			default:
 				onlyCausal = false
+			}
+			if a.Bias != "" {
+				onlyCausal = false // a relative-position bias is an N×N input by design
 			}
 		}
 		if wantCausal == 0 {
@@ -50,7 +53,7 @@ func TestFixturesCausal(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, n := range m.Graph.Nodes {
-				if !n.Is("FlashAttention") || len(n.Inputs) < 4 || n.Input(3) == nil {
+				if n.Domain != "attnopt" || n.OpType != "FlashAttention" || len(n.Inputs) < 4 || n.Input(3) == nil {
 					continue
 				}
 				sh := n.Input(3).Type.Shape
@@ -104,7 +107,7 @@ func TestFixturesGQA(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, n := range m.Graph.Nodes {
-				if !n.Is("FlashAttention") {
+				if n.Domain != "attnopt" || n.OpType != "FlashAttention" {
 					continue
 				}
 				for _, in := range n.Inputs[1:3] {

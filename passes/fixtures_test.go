@@ -25,6 +25,7 @@ type manifest struct {
 			Mask    string `json:"mask"`
 			Heads   int64  `json:"heads"`
 			KVHeads int64  `json:"kv_heads"`
+			Bias    string `json:"bias"`
 		} `json:"attention"`
 	} `json:"models"`
 }

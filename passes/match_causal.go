@@ -38,6 +38,8 @@ func boolTri(v *graph.Value, depth int) (tri, bool) {
 		return tri{}, false
 	}
 	switch {
+	case keepsPlane(p):
+		return boolTri(p.Input(0), depth+1)
 	case p.Is("Cast"):
 		// Casts between bool, integer and float keep nonzero-ness except
 		// float to integer, which truncates.
@@ -93,6 +95,20 @@ func boolTri(v *graph.Value, depth int) (tri, bool) {
 	return tri{}, false
 }
 
+// keepsPlane reports whether p is a Reshape, Expand or Unsqueeze that only
+// changes the leading axes: the last two, the (query, key) plane, stay.
+func keepsPlane(p *graph.Node) bool {
+	if !(p.Is("Reshape") || p.Is("Expand") || p.Is("Unsqueeze")) {
+		return false
+	}
+	in, out := p.Input(0).Type, p.Output(0).Type
+	if !in.Ranked || !out.Ranked || len(in.Shape) < 2 || len(out.Shape) < 2 {
+		return false
+	}
+	ri, ro := len(in.Shape), len(out.Shape)
+	return in.Shape[ri-1].Equal(out.Shape[ro-1]) && in.Shape[ri-2].Equal(out.Shape[ro-2])
+}
+
 // zeroOne reports whether v holds only 0 and 1 (a bool cast, a Trilu of
 // ones, a comparison).
 func zeroOne(v *graph.Value, depth int) bool {
@@ -139,7 +155,7 @@ func biasTri(v *graph.Value, depth int) (tri, bool) {
 		return tri{}, false
 	}
 	switch {
-	case isFloatCast(p) && p.Input(0).Type.DType.IsFloat():
+	case keepsPlane(p) || isFloatCast(p) && p.Input(0).Type.DType.IsFloat():
 		return biasTri(p.Input(0), depth+1)
 	case p.Is("Where"):
 		if cond, inv, ok := boolMaskOfWhere(p); ok {

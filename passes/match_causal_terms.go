@@ -19,6 +19,9 @@ type causalTerm struct {
 	t    tri
 	v    *graph.Value
 	term MaskTerm
+	// keep: the term carries more than the triangle (a constant bias with
+	// relative-position values where it keeps keys) and stays a mask too.
+	keep bool
 }
 
 // biasLeaves splits an additive mask into terms that add up to it: Add of
@@ -122,9 +125,9 @@ func leafTri(l maskLeaf) (tri, bool) {
 func (m *matcher) peelCausalLeaves(s *Site, leaves []maskLeaf, term func(maskLeaf) MaskTerm) bool {
 	found := false
 	for _, l := range leaves {
-		if _, ok := leafTri(l); ok {
-			found = true
-		}
+		_, ok1 := leafTri(l)
+		_, ok2 := biasDropTri(l)
+		found = found || ok1 || ok2
 	}
 	if !found {
 		return false
@@ -137,9 +140,25 @@ func (m *matcher) peelCausalLeaves(s *Site, leaves []maskLeaf, term func(maskLea
 			s.causalTerms = append(s.causalTerms, causalTerm{t: t, v: l.v, term: term(l)})
 			continue
 		}
+		if t, ok := biasDropTri(l); ok {
+			s.causalTerms = append(s.causalTerms, causalTerm{t: t, v: l.v, term: term(l), keep: true})
+			continue
+		}
 		m.addMask(s, term(l))
 	}
 	return true
+}
+
+// biasDropTri reads a constant bias that drops (≤ −1e30) exactly the keys
+// above a triangle and holds finite values elsewhere: a relative-position
+// bias with the causal mask folded in (T5 under dynamo). The op can then
+// skip the dropped keys while the bias stays its mask.
+func biasDropTri(l maskLeaf) (tri, bool) {
+	if !l.bias || l.v.Const == nil || !l.v.Const.DType.IsFloat() {
+		return tri{}, false
+	}
+	t, ok := constTri(l.v.Const, func(x float64) bool { return !negInf(x) })
+	return t, ok && !t.neg
 }
 
 // peelCausalBias handles scores + bias where the bias has a causal term.
@@ -178,7 +197,9 @@ func (m *matcher) resolveCausal(s *Site) (kept bool) {
 			if s.MaskForm == "" {
 				s.MaskForm = "causal_" + c.term.Form
 			}
-			continue
+			if !c.keep {
+				continue
+			}
 		}
 		m.addMask(s, c.term)
 		kept = true
