@@ -108,7 +108,7 @@ func init() {
 		"Conv": inferConv, "AveragePool": inferPool, "MaxPool": inferPool,
 		"GlobalAveragePool": inferGlobalPool, "GlobalMaxPool": inferGlobalPool,
 		"Resize": inferResize, "Upsample": inferResize,
-		"LayerNormalization": inferLayerNorm, "RMSNormalization": inferSame,
+		"LayerNormalization": inferLayerNorm, "RMSNormalization": inferSame, "RotaryEmbedding": inferSame,
 		"ReduceMean": inferReduce, "ReduceSum": inferReduce, "ReduceProd": inferReduce,
 		"ReduceMax": inferReduce, "ReduceMin": inferReduce, "ReduceL2": inferReduce,
 		"ReduceSumSquare": inferReduce, "ArgMax": inferReduce, "ArgMin": inferReduce,
