@@ -1,6 +1,9 @@
 package eval
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // RMSNormalization (opset 23): y = x / sqrt(mean(x², axes ≥ axis) + ε) · scale,
 // accumulated in float64 (stash_type float32 or wider gives the same result
@@ -9,16 +12,14 @@ import "math"
 func init() { register("", "RMSNormalization", opRMSNorm) }
 
 func opRMSNorm(c *opCtx, in []*Tensor) ([]*Tensor, error) {
-	if err := needFloat(in[0], in[1]); err != nil {
-		return nil, err
-	}
-	x := in[0]
-	ax, err := normAxis(c.attrInt("axis", -1), len(x.Shape))
+	ax, groups, n, eps, err := normGroups(c, in)
 	if err != nil {
 		return nil, err
 	}
-	eps := float64(c.attrFloat("epsilon", 1e-5))
-	groups, n := numel(x.Shape[:ax]), numel(x.Shape[ax:])
+	x := in[0]
+	if opt(in, 1) == nil {
+		return nil, fmt.Errorf("RMSNormalization needs its scale input")
+	}
 	sc := expandTo(in[1], x.Shape[ax:]).F
 	y := make([]float32, len(x.F))
 	parallelFor(groups, elemThreads(len(x.F), c.threads), func(lo, hi int) {

@@ -32,11 +32,7 @@ func TestFixturesCausal(t *testing.T) {
 			continue
 		}
 		t.Run(fx.Name, func(t *testing.T) {
-			m, err := graph.Load(filepath.Join("..", "testdata", fx.File))
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := FindSites(m.Graph)
+			m, res := fixtureSites(t, fx.File)
 			causal := 0
 			for _, s := range res.Sites {
 				if s.Causal {
@@ -87,11 +83,7 @@ func TestFixturesGQA(t *testing.T) {
 			continue
 		}
 		t.Run(fx.Name, func(t *testing.T) {
-			m, err := graph.Load(filepath.Join("..", "testdata", fx.File))
-			if err != nil {
-				t.Fatal(err)
-			}
-			res := FindSites(m.Graph)
+			m, res := fixtureSites(t, fx.File)
 			if len(res.Fused) == len(want) {
 				return
 			}
@@ -138,4 +130,14 @@ func repeatOp(v *graph.Value) string {
 		}
 	}
 	return ""
+}
+
+// fixtureSites loads a fixture (a path relative to testdata/) and matches it.
+func fixtureSites(t *testing.T, file string) (*graph.Model, *Result) {
+	t.Helper()
+	m, err := graph.Load(filepath.Join("..", "testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, FindSites(m.Graph)
 }

@@ -154,13 +154,18 @@ func (b *B) ConstNode(vals ...int64) string {
 
 // Weight adds a random float initializer.
 func (b *B) Weight(dt graph.DType, dims ...int64) string {
+	return b.random(dt, dims, func() float64 { return b.rng.NormFloat64() * 0.2 })
+}
+
+// random adds an initializer of the given shape filled by gen.
+func (b *B) random(dt graph.DType, dims []int64, gen func() float64) string {
 	n := int64(1)
 	for _, d := range dims {
 		n *= d
 	}
 	vals := make([]float64, n)
 	for i := range vals {
-		vals[i] = b.rng.NormFloat64() * 0.2
+		vals[i] = gen()
 	}
 	return b.Const(dt, dims, vals...)
 }

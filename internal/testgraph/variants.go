@@ -227,15 +227,7 @@ func Attention(o Opts) *B {
 
 // positive adds a constant with entries in [0.5, 2.5).
 func (b *B) positive(dt graph.DType, dims ...int64) string {
-	n := int64(1)
-	for _, d := range dims {
-		n *= d
-	}
-	vals := make([]float64, n)
-	for i := range vals {
-		vals[i] = 0.5 + 2*b.rng.Float64()
-	}
-	return b.Const(dt, dims, vals...)
+	return b.random(dt, dims, func() float64 { return 0.5 + 2*b.rng.Float64() })
 }
 
 // Classifier is a Linear → Softmax head: a Softmax that is not attention.
