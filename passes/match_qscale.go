@@ -81,8 +81,11 @@ func maskCount(s *Site) int {
 }
 
 // scaledQ is Q with the site's per-head scales applied, in Q's type.
-func scaledQ(e *emitter, s *Site) *graph.Value {
-	q := s.Q
+func scaledQ(e *emitter, s *Site) *graph.Value { return applyQScales(e, s, s.Q) }
+
+// applyQScales multiplies q, the site's Q in its (…, Nq, Dqk) layout, by
+// the per-head scales.
+func applyQScales(e *emitter, s *Site, q *graph.Value) *graph.Value {
 	for _, t := range s.QScales {
 		c := t.Value
 		if c.Type.DType != q.Type.DType {
