@@ -141,3 +141,30 @@ func fixtureSites(t *testing.T, file string) (*graph.Model, *Result) {
 	}
 	return m, FindSites(m.Graph)
 }
+
+// A sliding-window decoder (Mistral): every site is causal, reports the
+// window PyTorch used, and keeps the band as its mask input.
+func TestFixturesSlidingWindow(t *testing.T) {
+	man := loadManifest(t)
+	checked := 0
+	for _, fx := range man.Models {
+		if len(fx.Attention) == 0 || fx.Attention[0].Window == 0 {
+			continue
+		}
+		t.Run(fx.Name, func(t *testing.T) {
+			_, res := fixtureSites(t, fx.File)
+			if len(res.Sites) != len(fx.Attention) {
+				t.Fatalf("%d sites, want %d", len(res.Sites), len(fx.Attention))
+			}
+			for i, s := range res.Sites {
+				if !s.Causal || s.SlidingWindow != fx.Attention[i].Window || len(s.Masks) == 0 {
+					t.Errorf("site %d: causal %v, window %d, %d mask terms; want causal, window %d, the band kept", i, s.Causal, s.SlidingWindow, len(s.Masks), fx.Attention[i].Window)
+				}
+			}
+			checked++
+		})
+	}
+	if checked == 0 {
+		t.Fatal("no sliding-window fixture")
+	}
+}

@@ -26,6 +26,7 @@ type manifest struct {
 			Heads   int64  `json:"heads"`
 			KVHeads int64  `json:"kv_heads"`
 			Bias    string `json:"bias"`
+			Window  int64  `json:"window"`
 		} `json:"attention"`
 	} `json:"models"`
 }

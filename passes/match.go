@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/attnopt/attnopt/graph"
@@ -134,6 +135,9 @@ func variantName(s *Site) string {
 	}
 	if s.Causal {
 		v += "/causal"
+	}
+	if s.SlidingWindow > 0 {
+		v += fmt.Sprintf("/window-%d-kept-as-mask", s.SlidingWindow)
 	}
 	if s.Repeated != nil {
 		v += "/gqa"

@@ -182,8 +182,17 @@ func biasTri(v *graph.Value, depth int) (tri, bool) {
 }
 
 // constTri reads a constant whose last two axes hold a lower-triangular keep
-// pattern, the same for every leading index.
+// pattern (or its complement, a band's lower edge), the same for every
+// leading index.
 func constTri(c *graph.Tensor, keep func(float64) bool) (tri, bool) {
+	if t, ok := constLower(c, keep); ok {
+		return t, true
+	}
+	t, ok := constLower(c, func(x float64) bool { return !keep(x) })
+	return t.flip(), ok
+}
+
+func constLower(c *graph.Tensor, keep func(float64) bool) (tri, bool) {
 	dims := c.Dims
 	if len(dims) < 2 || c.Numel() > maxTriConst || c.Numel() == 0 {
 		return tri{}, false

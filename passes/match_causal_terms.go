@@ -67,6 +67,8 @@ func condLeaves(c *graph.Value, inverted bool, depth int) []maskLeaf {
 		// The broadcast is redone by the op: each term of the expanded
 		// condition broadcasts to the scores as well.
 		return condLeaves(p.Input(0), inverted, depth+1)
+	case p.Is("Cast") && p.Input(0).Type.DType == graph.Bool && graph.DType(p.AttrInt("to", 0)) == graph.Bool:
+		return condLeaves(p.Input(0), inverted, depth+1)
 	}
 	return []maskLeaf{{v: c, inverted: inverted}}
 }
@@ -106,16 +108,21 @@ func nonPositive(v *graph.Value, depth int) bool {
 	return ok
 }
 
-// leafTri is the keep pattern of a leaf when it is causal.
-func leafTri(l maskLeaf) (tri, bool) {
+// leafPattern is the triangular keep pattern of a leaf, if it has one.
+func leafPattern(l maskLeaf) (tri, bool) {
 	if l.bias {
-		t, ok := biasTri(l.v, 0)
-		return t, ok && !t.neg
+		return biasTri(l.v, 0)
 	}
 	t, ok := boolTri(l.v, 0)
 	if l.inverted {
 		t = t.flip()
 	}
+	return t, ok
+}
+
+// leafTri is the keep pattern of a leaf when it is causal.
+func leafTri(l maskLeaf) (tri, bool) {
+	t, ok := leafPattern(l)
 	return t, ok && !t.neg
 }
 
@@ -143,6 +150,10 @@ func (m *matcher) peelCausalLeaves(s *Site, leaves []maskLeaf, term func(maskLea
 		if t, ok := biasDropTri(l); ok {
 			s.causalTerms = append(s.causalTerms, causalTerm{t: t, v: l.v, term: term(l), keep: true})
 			continue
+		}
+		if t, ok := leafPattern(l); ok && t.neg {
+			// Keys j > i + off: with the causal term, a sliding window.
+			s.band = &causalTerm{t: t, v: l.v}
 		}
 		m.addMask(s, term(l))
 	}
@@ -205,17 +216,29 @@ func (m *matcher) resolveCausal(s *Site) (kept bool) {
 		kept = true
 	}
 	s.causalTerms = nil
+	if s.band != nil && s.Causal && onPlane(s, s.band.v) {
+		// The band keeps j ≥ i + off + 1 and causal j ≤ i + Nk − Nq: each
+		// query sees the w = Nk − Nq − off keys before it (itself included).
+		if lag, ok := dimMinus(s.KVLen, s.QLen); ok {
+			if w, ok := dimMinus(lag, s.band.t.off); ok && w.Static() && w.C > 0 {
+				s.SlidingWindow = w.C
+			}
+		}
+	}
+	s.band = nil
 	return kept
 }
 
-func causalFits(s *Site, c causalTerm) bool {
-	t := c.v.Type
+// onPlane reports whether a mask term spans the (Nq, Nk) score plane.
+func onPlane(s *Site, v *graph.Value) bool {
+	t := v.Type
 	if !t.Ranked || len(t.Shape) < 2 || len(t.Shape) > s.Rank {
 		return false
 	}
 	r := len(t.Shape)
-	if !t.Shape[r-2].Equal(s.QLen) || !t.Shape[r-1].Equal(s.KVLen) {
-		return false
-	}
-	return c.t.off.Add(s.QLen).Equal(s.KVLen)
+	return t.Shape[r-2].Equal(s.QLen) && t.Shape[r-1].Equal(s.KVLen)
+}
+
+func causalFits(s *Site, c causalTerm) bool {
+	return onPlane(s, c.v) && c.t.off.Add(s.QLen).Equal(s.KVLen)
 }

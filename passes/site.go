@@ -55,6 +55,10 @@ type Site struct {
 	Masks     []MaskTerm
 	MaskForm  string // add, where, add_where, causal_where (first term)
 	Causal    bool
+	// SlidingWindow is the number of keys each query sees when a causal site
+	// also has a band mask term (Mistral's sliding window). The band stays a
+	// mask input: attnopt.FlashAttention has no window attribute.
+	SlidingWindow int64
 
 	ScoreOp   string // MatMul or Einsum
 	Softmax   *graph.Node
@@ -73,6 +77,7 @@ type Site struct {
 
 	extra       []*graph.Node  // operand-scale nodes peeled off Q or Kᵀ
 	causalTerms []causalTerm   // triangular mask terms, resolved once the lengths are known
+	band        *causalTerm    // a mask term keeping keys above a diagonal
 	biasInputs  []*graph.Value // tensors added to the scores, as the graph has them
 }
 
