@@ -25,6 +25,10 @@
 //     (unpacked inputs, no rotary), plus SkipLayerNormalization, FastGelu,
 //     BiasGelu, Gelu and QuickGelu, so fused ORT exports run too.
 //
+// Opset-23 decoder ops: RMSNormalization and RotaryEmbedding (halves or
+// interleaved, partial rotary dim, position_ids into a cache); testdata/ops
+// holds cases checked against ONNX's reference implementation.
+//
 // Unknown ops fail with "unsupported op X (domain D, opset N)";
 // UnsupportedOps lists them for a model up front.
 package eval

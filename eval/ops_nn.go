@@ -273,17 +273,25 @@ func normalizeGroups(x []float32, groups, n int, eps float64, threads int) ([]fl
 	return out, means, inv
 }
 
-func opLayerNorm(c *opCtx, in []*Tensor) ([]*Tensor, error) {
-	if err := needFloat(in[0], opt(in, 1), opt(in, 2)); err != nil {
-		return nil, err
+// normGroups reads the axis and epsilon of LayerNormalization and
+// RMSNormalization: x is normalised in groups of n trailing elements.
+func normGroups(c *opCtx, in []*Tensor) (ax, groups, n int, eps float64, err error) {
+	if err = needFloat(in[0], opt(in, 1), opt(in, 2)); err != nil {
+		return
 	}
 	x := in[0]
-	ax, err := normAxis(c.attrInt("axis", -1), len(x.Shape))
+	if ax, err = normAxis(c.attrInt("axis", -1), len(x.Shape)); err != nil {
+		return
+	}
+	return ax, numel(x.Shape[:ax]), numel(x.Shape[ax:]), float64(c.attrFloat("epsilon", 1e-5)), nil
+}
+
+func opLayerNorm(c *opCtx, in []*Tensor) ([]*Tensor, error) {
+	ax, groups, n, eps, err := normGroups(c, in)
 	if err != nil {
 		return nil, err
 	}
-	eps := float64(c.attrFloat("epsilon", 1e-5))
-	groups, n := numel(x.Shape[:ax]), numel(x.Shape[ax:])
+	x := in[0]
 	y, means, inv := normalizeGroups(x.F, groups, n, eps, c.threads)
 	out := &Tensor{DType: x.DType, Shape: append([]int{}, x.Shape...), F: y}
 	// scale and bias broadcast over the normalized trailing dims

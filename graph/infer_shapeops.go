@@ -696,6 +696,12 @@ func inferRange(c *ictx) {
 	limit, ok2 := c.in(1).Scalar()
 	delta, ok3 := c.in(2).Scalar()
 	if !ok1 || !ok2 || !ok3 || delta == 0 {
+		// arange(n) of a symbolic n (a sequence length read from a shape)
+		// has n elements.
+		if l, ok := c.in(1).IntContent(); ok && ok1 && ok3 && start == 0 && delta == 1 && len(l) == 1 {
+			c.setShape(0, dt, Shape{l[0]})
+			return
+		}
 		c.setShape(0, dt, Shape{UnknownDim})
 		return
 	}

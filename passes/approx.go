@@ -14,7 +14,7 @@ import (
 // models this targets; it needs no change to the model's own nodes.
 
 func buildApprox(e *emitter, t Target, s *Site, p *Plan) (*graph.Value, error) {
-	q, k, v := naturalQ(e, s), naturalK(e, s), naturalV(e, s)
+	q, k, v := scaledQ(e, s), naturalK(e, s), naturalV(e, s)
 	if s.Rank == 2 {
 		q, k, v = e.unsqueeze(q, 0), e.unsqueeze(k, 0), e.unsqueeze(v, 0)
 	}

@@ -12,6 +12,9 @@ var cleanupRules = []func(g *graph.Graph, n *graph.Node) bool{
 }
 
 func cleanupPass(c *Context) error {
+	if c.FusedCount() == 0 {
+		return nil // nothing replaced: the model is written as it was
+	}
 	g := c.Model.Graph
 	for changed := true; changed; {
 		changed = false

@@ -21,6 +21,13 @@ type manifest struct {
 		File           string `json:"file"`
 		AttentionCount int    `json:"attention_count"`
 		FusableCount   *int   `json:"fusable_count"`
+		Attention      []struct {
+			Mask    string `json:"mask"`
+			Heads   int64  `json:"heads"`
+			KVHeads int64  `json:"kv_heads"`
+			Bias    string `json:"bias"`
+			Window  int64  `json:"window"`
+		} `json:"attention"`
 	} `json:"models"`
 }
 

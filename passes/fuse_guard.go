@@ -31,8 +31,44 @@ func guardRows(e *emitter, s *Site, out *graph.Value) *graph.Value {
 		}
 		empty = e.op("Equal", "", []*graph.Value{e.reduceMaxLast(bias), e.scalar(graph.Float32, negInfinity)})
 	}
+	if s.Causal {
+		empty = causalEmptyRows(e, s, empty)
+	}
 	// empty is (…, Nq, 1) at the mask's rank: it broadcasts against out.
 	return e.op("Where", "", []*graph.Value{empty, e.scalar(out.Type.DType, 0), out})
+}
+
+// causalEmptyRows adds the rows the causal limit empties: query i keeps
+// only keys j ≤ i + Nk − Nq, so its row is empty when the mask's first kept
+// key lies beyond that. It needs the mask's first kept index per row, never
+// an Nq×Nk tensor.
+func causalEmptyRows(e *emitter, s *Site, empty *graph.Value) *graph.Value {
+	var keep *graph.Value
+	if len(s.Masks) == 1 && s.Masks[0].Kind == MaskBool && s.Masks[0].Fill == nil {
+		keep = s.Masks[0].Value
+		if s.Masks[0].Inverted {
+			keep = e.op("Not", "", []*graph.Value{keep})
+		}
+	} else {
+		bias, err := maskInput(e, s, graph.Float32, false)
+		if err != nil || bias == nil {
+			return empty
+		}
+		keep = e.op("Not", "", []*graph.Value{e.op("Equal", "", []*graph.Value{bias, e.scalar(graph.Float32, negInfinity)})})
+	}
+	keepF := e.op("Cast", "", []*graph.Value{keep}, graph.IntAttr("to", int64(graph.Float32)))
+	first := e.op("Cast", "", []*graph.Value{e.op("ArgMax", "", []*graph.Value{keepF}, graph.IntAttr("axis", -1), graph.IntAttr("keepdims", 1))}, graph.IntAttr("to", int64(graph.Float32)))
+	r := int64(s.Rank)
+	nkAt := r - 2
+	if s.KTransposed {
+		nkAt = r - 1
+	}
+	nq := e.squeeze(e.shapeSlice(s.Q, r-2, r-1), 0)
+	nk := e.squeeze(e.shapeSlice(s.K, nkAt, nkAt+1), 0)
+	rows := e.op("Range", "", []*graph.Value{e.g.AddInit(e.prefix+"/const", graph.NewInt64Tensor("", nil, []int64{0})), nq, e.g.AddInit(e.prefix+"/const", graph.NewInt64Tensor("", nil, []int64{1}))})
+	limit := e.op("Add", "", []*graph.Value{rows, e.op("Sub", "", []*graph.Value{nk, nq})})
+	limit = e.unsqueeze(e.op("Cast", "", []*graph.Value{limit}, graph.IntAttr("to", int64(graph.Float32))), 1)
+	return e.op("Or", "", []*graph.Value{empty, e.op("Greater", "", []*graph.Value{first, limit})})
 }
 
 // reduceMaxLast is ReduceMax over the last axis, keeping it (axes are an

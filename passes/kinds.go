@@ -14,12 +14,13 @@ const (
 	ScaleOnK                            // of Kᵀ before the product
 	ScaleAttr                           // a lifted op's scale attribute
 	ScaleDefault                        // a lifted op's default 1/√Dqk
+	ScalePerHead                        // a per-head/per-batch tensor of the scores, applied to Q (Site.QScales)
 )
 
-var scaleFormNames = []string{"scores", "q", "k", "attr", "default"}
+var scaleFormNames = []string{"scores", "q", "k", "attr", "default", "per_head"}
 
-// String is "none", one place, or places joined by "_and_" (scores, q, k
-// order): the names variant strings have always used.
+// String is "none", one place, or places joined by "_and_" (scores, q, k,
+// …, per_head order): the names variant strings have always used.
 func (f ScaleForm) String() string {
 	if f == 0 {
 		return "none"
@@ -37,13 +38,27 @@ func (f ScaleForm) String() string {
 type MaskForm string
 
 const (
-	MaskFormAdd         MaskForm = "add"             // Add(scores, bias)
-	MaskFormWhere       MaskForm = "where"           // Where(cond, scores, fill)
-	MaskFormAddWhere    MaskForm = "add_where"       // Add(scores, Where(cond, 0, -inf))
-	MaskFormCausalWhere MaskForm = "causal_where"    // a slice of a lower-triangular buffer
-	MaskFormWindowView  MaskForm = "add_window_view" // added in Swin's (B/w, w, …) view
-	MaskFormInput       MaskForm = "input"           // a lifted op's mask input
+	MaskFormAdd            MaskForm = "add"              // Add(scores, bias)
+	MaskFormWhere          MaskForm = "where"            // Where(cond, scores, fill)
+	MaskFormAddWhere       MaskForm = "add_where"        // Add(scores, Where(cond, 0, -inf))
+	MaskFormCausalWhere    MaskForm = "causal_where"     // a slice of a lower-triangular buffer, or a causal Where condition
+	MaskFormCausalAdd      MaskForm = "causal_add"       // a causal additive bias (match_causal_terms.go)
+	MaskFormCausalAddWhere MaskForm = "causal_add_where" // a causal condition added as Where(cond, 0, -inf)
+	MaskFormWindowView     MaskForm = "add_window_view"  // added in Swin's (B/w, w, …) view
+	MaskFormInput          MaskForm = "input"            // a lifted op's mask input
 )
+
+// causal is the form of a site whose first term, applied as f, proved
+// causal (match_causal_terms.go).
+func (f MaskForm) causal() MaskForm {
+	switch f {
+	case MaskFormAdd:
+		return MaskFormCausalAdd
+	case MaskFormAddWhere:
+		return MaskFormCausalAddWhere
+	}
+	return MaskFormCausalWhere
+}
 
 // PlanKind is what the rewrite does with a site.
 type PlanKind string

@@ -11,6 +11,8 @@ func TestScaleFormNames(t *testing.T) {
 		ScaleOnScores | ScaleOnQ | ScaleOnK: "scores_and_q_and_k",
 		ScaleAttr:                           "attr",
 		ScaleDefault:                        "default",
+		ScalePerHead:                        "per_head",
+		ScaleOnQ | ScalePerHead:             "q_and_per_head",
 	} {
 		if got := f.String(); got != want {
 			t.Errorf("%d: %q, want %q", f, got, want)

@@ -103,12 +103,15 @@ func liftONNXAttention(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
 		}
 	}
 	s.DType = q.Type.DType
+	pk, pv := n.Input(4), n.Input(5)
+	if pk == nil && !s.PackedHeads && !usedOutput(g, n, 1) && !usedOutput(g, n, 2) {
+		liftUnrepeat(g, s)
+	}
 	if hq, ok := s.Heads.Value(); ok {
 		if hkv, ok := s.KVHeads.Value(); ok && (hkv == 0 || hq%hkv != 0) {
 			return nil, reject(k.Name, "%d query heads are not a multiple of %d key/value heads", hq, hkv)
 		}
 	}
-	pk, pv := n.Input(4), n.Input(5)
 	if (pk == nil) != (pv == nil) {
 		return nil, reject(at, "past_key and past_value must come together")
 	}
@@ -157,6 +160,12 @@ func liftMask(s *Site, m *graph.Value, what string) *Reject {
 	if !last.Equal(s.KVLen) && !(last.Static() && last.C == 1) {
 		return reject(m.Name, "%s %q covers %s keys of %s (a shorter mask is padded; not lifted)", what, m.Name, last, s.KVLen)
 	}
+	if (m.Type.DType == graph.Bool && filledWith(m, func(x float64) bool { return x != 0 })) || isZeroTensor(m) {
+		return nil // keeps every key (dynamo folds an absent padding mask to all-true): no mask
+	}
+	if liftCausal(s, m) {
+		return nil
+	}
 	kind := MaskAdditive
 	if m.Type.DType == graph.Bool {
 		kind = MaskBool
@@ -164,6 +173,42 @@ func liftMask(s *Site, m *graph.Value, what string) *Reject {
 	s.Mask, s.MaskValue, s.MaskForm = kind, m, MaskFormInput
 	s.Masks = []MaskTerm{{Kind: kind, Value: m, Form: MaskFormInput}}
 	return nil
+}
+
+// liftCausal reads a mask input with the matcher's causal rules
+// (match_causal_terms.go): dynamo writes a causal SDPA as ONNX Attention
+// with a bool attn_mask built from aranges, which becomes the op's causal
+// flag (and a sliding window's band) like a matched pattern's, other terms
+// staying masks. It reports false, recording nothing, when no term is
+// triangular. The site's lengths must be known.
+func liftCausal(s *Site, mask *graph.Value) bool {
+	m := &matcher{}
+	var found bool
+	if mask.Type.DType == graph.Bool {
+		found = m.peelCausalCond(mask, false, math.Inf(-1), s)
+	} else {
+		found = m.peelCausalBias(mask, s)
+	}
+	if found {
+		m.resolveCausal(s)
+	}
+	return found
+}
+
+// liftUnrepeat reads K and V at their Hkv heads when the graph repeats them
+// to every query head before the op (dynamo's repeat_kv ahead of ONNX
+// Attention), as matched sites do (match_gqa.go). Only without a cache or
+// present outputs: those are the repeated tensors.
+func liftUnrepeat(g *graph.Graph, s *Site) {
+	(&matcher{g: g}).unrepeatKV(s)
+	if s.Repeated == nil {
+		return
+	}
+	if !s.K.Type.Ranked || s.K.Type.Rank() != 4 || !s.V.Type.Ranked || s.V.Type.Rank() != 4 {
+		s.K, s.KTransposed, s.V, s.Repeated = s.Repeated.K, s.Repeated.KTransposed, s.Repeated.V, nil
+		return
+	}
+	s.KVHeads = s.K.Type.Shape[1]
 }
 
 // liftMHA lifts com.microsoft.MultiHeadAttention with separate 3-D Q, K, V
@@ -239,6 +284,9 @@ func liftVariant(s *Site) string {
 	}
 	if s.Causal {
 		v += "/causal"
+	}
+	if s.SlidingWindow > 0 {
+		v += fmt.Sprintf("/window-%d-kept-as-mask", s.SlidingWindow)
 	}
 	if s.PastK != nil {
 		v += "/kv-cache"

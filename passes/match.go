@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/attnopt/attnopt/graph"
@@ -96,8 +97,18 @@ func (m *matcher) matchSoftmax(sm *graph.Node) (*Site, *Reject) {
 	}
 	nodes = append(nodes, post...)
 	nodes = append(nodes, s.extra...)
+	m.unrepeatKV(s)
 	if r := m.fillShapes(s); r != nil {
 		return nil, r
+	}
+	if r := m.checkQScales(s); r != nil {
+		return nil, r
+	}
+	if kept := m.resolveCausal(s); kept {
+		// Causal candidates kept as masks get the checks of every mask.
+		if r := m.fillShapes(s); r != nil {
+			return nil, r
+		}
 	}
 	pos := map[*graph.Node]int{}
 	for i, n := range m.g.Nodes {
@@ -139,6 +150,12 @@ func variantName(s *Site) string {
 	}
 	if s.Causal {
 		v += "/causal"
+	}
+	if s.SlidingWindow > 0 {
+		v += fmt.Sprintf("/window-%d-kept-as-mask", s.SlidingWindow)
+	}
+	if s.Repeated != nil {
+		v += "/gqa"
 	}
 	if s.SoftCasts {
 		v += "/cast-f32"

@@ -45,6 +45,10 @@ func (m *matcher) peelAddMask(n *graph.Node, s *Site) (*graph.Value, *Reject) {
 	if !bias.Type.DType.IsFloat() && bias.Type.DType != graph.Undefined {
 		return nil, reject(bias.Name, "node %q adds %q of type %s to the scores", n.Label(), bias.Name, bias.Type.DType)
 	}
+	if m.peelCausalBias(bias, s) {
+		s.biasInputs = append(s.biasInputs, bias)
+		return x, nil
+	}
 	if w := bias.Producer(); w != nil && w.Is("Where") {
 		if cond, inv, ok := boolMaskOfWhere(w); ok {
 			s.biasInputs = append(s.biasInputs, bias)
@@ -123,6 +127,9 @@ func (m *matcher) peelWhereMask(n *graph.Node, s *Site) (*graph.Value, *Reject) 
 		if s.MaskForm == "" {
 			s.MaskForm = MaskFormCausalWhere
 		}
+		return x, nil
+	}
+	if m.peelCausalCond(cond, inverted, c, s) {
 		return x, nil
 	}
 	if negInf(c) {

@@ -82,6 +82,11 @@ func (m *matcher) peelScale(n *graph.Node, s *Site, where ScaleForm) (*graph.Val
 	}
 	val, ok := c.Scalar()
 	if !ok {
+		if where == ScaleOnScores {
+			if x, r, handled := m.peelTensorScale(n, s); handled {
+				return x, r
+			}
+		}
 		if c.Type.Ranked && c.Type.Shape.Numel().Static() && c.Type.Shape.Numel().C == 1 {
 			return nil, reject(c.Name, "scale %q of node %q is not a constant (it is computed from values shape inference cannot fold)", c.Name, n.Label())
 		}

@@ -49,9 +49,24 @@ func TestMatcherVariants(t *testing.T) {
 		{"dropout", with(func(o *O) { o.Dropout = true }), 1, MaskNone, false, 1, 4, true, "", ""},
 		{"dv differs", with(func(o *O) { o.DV = 64 }), 1, MaskNone, false, 1, 4, true, "", ""},
 		{"opset 11 axis 3", with(func(o *O) { o.Opset = 11; o.SoftmaxAxis = 3 }), 1, MaskNone, false, 1, 4, true, "", ""},
+		{"per-head scale const", with(func(o *O) { o.HeadScale = "const" }), 1, MaskNone, false, 1, 4, true, "scale-per_head", ""},
+		{"per-head scale computed", with(func(o *O) { o.HeadScale = "computed"; o.Mask = "add" }), 1, MaskAdditive, false, 1, 4, true, "scale-per_head/mask-add", ""},
+		{"per-batch divisor and scalar", with(func(o *O) { o.HeadScale = "div_batch"; o.Scale = "q" }), 1, MaskNone, false, s8, 4, true, "per_head", ""},
+		{"causal trilu (torchscript sdpa)", with(func(o *O) { o.Mask = "causal_trilu"; o.Scale = "mul" }), 1, MaskNone, true, s8, 4, true, "causal", ""},
+		{"causal constant + padding", with(func(o *O) { o.Mask = "causal_const_pad" }), 1, MaskAdditive, true, 1, 4, true, "mask-add/causal", ""},
+		{"causal constant with cache", with(func(o *O) { o.Mask = "causal_const_pad"; o.NK = 24 }), 1, MaskAdditive, true, 1, 4, true, "causal", ""},
+		{"causal range and padding", with(func(o *O) { o.Mask = "causal_range_pad" }), 1, MaskBool, true, 1, 4, true, "causal", ""},
+		{"causal triu of -inf", with(func(o *O) { o.Mask = "causal_triu_inf" }), 1, MaskNone, true, 1, 4, true, "causal", ""},
+		{"causal min with padding", with(func(o *O) { o.Mask = "causal_min_pad" }), 1, MaskBool, true, 1, 4, true, "causal", ""},
+		{"shifted triangle stays a mask", with(func(o *O) { o.Mask = "causal_shifted" }), 1, MaskBool, false, 1, 4, true, "mask-add_where", ""},
+		{"gqa expand", with(func(o *O) { o.Repeat = "expand"; o.KVHeads = 2; o.Mask = "causal_trilu" }), 1, MaskNone, true, 1, 4, false, "causal/gqa", ""},
+		{"gqa tile", with(func(o *O) { o.Repeat = "tile"; o.KVHeads = 1 }), 1, MaskNone, false, 1, 4, false, "gqa", ""},
+		{"gqa gather", with(func(o *O) { o.Repeat = "gather"; o.KVHeads = 2 }), 1, MaskNone, false, 1, 4, false, "gqa", ""},
+		{"gqa dynamo 3-d view", with(func(o *O) { o.Repeat = "expand_3d"; o.KVHeads = 2 }), 1, MaskNone, false, 1, 4, false, "gqa", ""},
 		// Negative cases.
 		{"opset 11 default axis", with(func(o *O) { o.Opset = 11 }), 0, "", false, 0, 0, false, "", "normalises the flattened dims 1..3"},
 		{"softmax over queries", with(func(o *O) { o.SoftmaxAxis = 2 }), 0, "", false, 0, 0, false, "", "not the key (last) axis"},
+		{"per-head scale of masked scores", with(func(o *O) { o.HeadScale = "after_mask"; o.Mask = "add" }), 0, "", false, 0, 0, false, "", "scales masked scores"},
 		{"scores used elsewhere", with(func(o *O) { o.ScoresOut = true }), 0, "", false, 0, 0, false, "", "graph output"},
 	}
 	for _, tc := range cases {
@@ -89,10 +104,14 @@ func TestMatcherVariants(t *testing.T) {
 			if !strings.Contains(s.Variant, tc.variant) {
 				t.Errorf("variant %q, want it to contain %q", s.Variant, tc.variant)
 			}
-			if s.Q.Name != "q" || s.V.Name != "v" || s.Output.Name != "out" {
+			if s.Q.Name != "q" || (s.V.Name != "v" && tc.opts.KVHeads == 0) || s.Output.Name != "out" {
 				t.Errorf("q/v/out = %s/%s/%s", s.Q.Name, s.V.Name, s.Output.Name)
 			}
-			if tc.opts.KForm == "pre" || tc.opts.KForm == "einsum-natural" {
+			if tc.opts.KVHeads > 0 {
+				if h, _ := s.KVHeads.Value(); h != int64(tc.opts.KVHeads) || s.K.Name != "k" || s.V.Name != "v" {
+					t.Errorf("kv_heads %s reading %s/%s, want %d reading k/v", s.KVHeads, s.K.Name, s.V.Name, tc.opts.KVHeads)
+				}
+			} else if tc.opts.KForm == "pre" || tc.opts.KForm == "einsum-natural" {
 				if s.K.Name != "k" {
 					t.Errorf("k = %s, want the input k", s.K.Name)
 				}

@@ -209,6 +209,9 @@ func reasonOf(err error) string {
 }
 
 func deadCodePass(c *Context) error {
+	if c.FusedCount() == 0 {
+		return nil
+	}
 	c.DeadRemoved += c.Model.Graph.RemoveDead()
 	return nil
 }

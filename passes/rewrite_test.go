@@ -25,20 +25,29 @@ func rewriteCases() map[string]*testgraph.B {
 	base := O{B: 2, H: 4, N: 16, D: 8}
 	with := func(f func(*O)) *testgraph.B { o := base; f(&o); return testgraph.Attention(o) }
 	return map[string]*testgraph.B{
-		"sagan":          testgraph.SAGAN(17, 16, 4, 4),
-		"hf_dynamic":     testgraph.HFSelfAttention(17, "batch", "seq", 32, 4),
-		"sdpa_bool_op23": testgraph.SDPABoolMask(23, graph.Float32, 1, 4, 16, 4),
-		"sdpa_fp16":      testgraph.SDPABoolMask(17, graph.Float16, 1, 16, 32, 4),
-		"cpa3d":          testgraph.CPA3D(17, 2, 4, 4, 32, 4),
-		"causal_gpt2":    with(func(o *O) { o.Mask = "causal"; o.Scale = "div"; o.Opset = 23 }),
-		"finite_fill":    with(func(o *O) { o.Mask = "where_finite"; o.Opset = 23 }),
-		"inverted_where": with(func(o *O) { o.Mask = "where_inv"; o.Scale = "qk"; o.Opset = 23 }),
-		"fp16_casts":     with(func(o *O) { o.DType = graph.Float16; o.Casts = true; o.Scale = "div"; o.Mask = "add" }),
-		"swin_view":      with(func(o *O) { o.Mask = "window_view"; o.Scale = "q"; o.Opset = 23 }),
-		"einsum":         with(func(o *O) { o.Op = "Einsum"; o.KForm = "einsum-natural"; o.Scale = "shape"; o.Opset = 23 }),
-		"rank2_dv":       with(func(o *O) { o.Rank = 2; o.DV = 24; o.Opset = 23 }),
-		"rank3_mask":     with(func(o *O) { o.Rank = 3; o.Mask = "add"; o.Opset = 23 }),
-		"pre_transposed": with(func(o *O) { o.KForm = "pre"; o.Dropout = true }),
+		"sagan":            testgraph.SAGAN(17, 16, 4, 4),
+		"hf_dynamic":       testgraph.HFSelfAttention(17, "batch", "seq", 32, 4),
+		"sdpa_bool_op23":   testgraph.SDPABoolMask(23, graph.Float32, 1, 4, 16, 4),
+		"sdpa_fp16":        testgraph.SDPABoolMask(17, graph.Float16, 1, 16, 32, 4),
+		"cpa3d":            testgraph.CPA3D(17, 2, 4, 4, 32, 4),
+		"causal_gpt2":      with(func(o *O) { o.Mask = "causal"; o.Scale = "div"; o.Opset = 23 }),
+		"finite_fill":      with(func(o *O) { o.Mask = "where_finite"; o.Opset = 23 }),
+		"inverted_where":   with(func(o *O) { o.Mask = "where_inv"; o.Scale = "qk"; o.Opset = 23 }),
+		"fp16_casts":       with(func(o *O) { o.DType = graph.Float16; o.Casts = true; o.Scale = "div"; o.Mask = "add" }),
+		"swin_view":        with(func(o *O) { o.Mask = "window_view"; o.Scale = "q"; o.Opset = 23 }),
+		"einsum":           with(func(o *O) { o.Op = "Einsum"; o.KForm = "einsum-natural"; o.Scale = "shape"; o.Opset = 23 }),
+		"rank2_dv":         with(func(o *O) { o.Rank = 2; o.DV = 24; o.Opset = 23 }),
+		"rank3_mask":       with(func(o *O) { o.Rank = 3; o.Mask = "add"; o.Opset = 23 }),
+		"pre_transposed":   with(func(o *O) { o.KForm = "pre"; o.Dropout = true }),
+		"causal_trilu":     with(func(o *O) { o.Mask = "causal_trilu"; o.Opset = 23 }),
+		"causal_const_pad": with(func(o *O) { o.Mask = "causal_const_pad"; o.Opset = 23 }),
+		"causal_range_pad": with(func(o *O) { o.Mask = "causal_range_pad"; o.Opset = 23 }),
+		"causal_min_pad":   with(func(o *O) { o.Mask = "causal_min_pad" }),
+		"causal_shifted":   with(func(o *O) { o.Mask = "causal_shifted"; o.Opset = 23 }),
+		"gqa_expand":       with(func(o *O) { o.Repeat = "expand"; o.KVHeads = 2; o.Mask = "causal_trilu"; o.Opset = 23 }),
+		"gqa_dynamo_view":  with(func(o *O) { o.Repeat = "expand_3d"; o.KVHeads = 1; o.Opset = 23 }),
+		"head_scale":       with(func(o *O) { o.HeadScale = "computed"; o.Mask = "add"; o.Opset = 23 }),
+		"batch_divisor":    with(func(o *O) { o.HeadScale = "div_batch"; o.Scale = "div" }),
 	}
 }
 
@@ -96,6 +105,26 @@ func TestRewriteGoldenAndNumbers(t *testing.T) {
 				compareModels(t, orig, reloaded, 1)
 			})
 		}
+	}
+}
+
+// With more keys than queries (a KV cache) a causal mask aligned
+// bottom-right becomes `causal` on attnopt.FlashAttention, whose alignment
+// that is; one aligned top-left stays a mask. The numbers must agree.
+func TestCausalWithCacheNumbers(t *testing.T) {
+	for mask, causal := range map[string]bool{"causal_const_pad": true, "causal_min_pad": false} {
+		t.Run(mask, func(t *testing.T) {
+			b := testgraph.Attention(O{B: 2, H: 4, N: 16, NK: 24, D: 8, Mask: mask})
+			orig, m := b.Model(), b.Model()
+			c, err := Rewrite(m, Options{Target: "attnopt", VerifyEach: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.FusedCount() != 1 || c.Actions[0].Site.Causal != causal {
+				t.Fatalf("fused %d, causal %v, want %v", c.FusedCount(), c.Actions[0].Site.Causal, causal)
+			}
+			compareModels(t, orig, m, 3)
+		})
 	}
 }
 

@@ -36,9 +36,17 @@ type Site struct {
 	V              *graph.Value
 	VChannelsFirst bool
 	Output         *graph.Value
+	// Repeated holds K and V as the graph repeats them to every query head
+	// when K and V above are the un-repeated (B, Hkv, N, D) sources
+	// (grouped-query attention, match_gqa.go); K is then natural.
+	Repeated *RepeatedKV
 
 	Scale     float64
-	ScaleForm ScaleForm
+	ScaleForm ScaleForm // ScalePerHead is set when QScales is
+	// QScales are tensors the scores are multiplied (or divided) by that
+	// broadcast over the query and key axes (a per-head logit scale): the
+	// rewrite applies them to Q, which is exact (match_qscale.go).
+	QScales []QScale
 
 	// Mask summarises Masks: none, the kind of a single term, or additive
 	// when several terms must be combined into one bias.
@@ -47,6 +55,10 @@ type Site struct {
 	Masks     []MaskTerm
 	MaskForm  MaskForm // of the first term
 	Causal    bool
+	// SlidingWindow is the number of keys each query sees when a causal site
+	// also has a band mask term (Mistral's sliding window). The band stays a
+	// mask input: attnopt.FlashAttention has no window attribute.
+	SlidingWindow int64
 
 	ScoreOp   string // MatMul or Einsum
 	Softmax   *graph.Node
@@ -75,9 +87,28 @@ type Site struct {
 	// rows; the fused ops do that themselves.
 	ZeroRowGuard bool
 
-	extra      []*graph.Node   // operand-scale nodes peeled off Q or Kᵀ
-	present    [2]*graph.Value // full K and V as emitted, for present outputs
-	biasInputs []*graph.Value  // tensors added to the scores, as the graph has them
+	extra       []*graph.Node   // operand-scale nodes peeled off Q or Kᵀ
+	present     [2]*graph.Value // full K and V as emitted, for present outputs
+	causalTerms []causalTerm    // triangular mask terms, resolved once the lengths are known
+	band        *causalTerm     // a mask term keeping keys above a diagonal
+	biasInputs  []*graph.Value  // tensors added to the scores, as the graph has them
+}
+
+// RepeatedKV is K and V as a site read them before its head repeat was
+// looked through.
+type RepeatedKV struct {
+	K           *graph.Value
+	KTransposed bool
+	V           *graph.Value
+}
+
+// QScale is one per-head or per-batch factor of the scores.
+type QScale struct {
+	Value *graph.Value // broadcasts to Q with size-1 query and key axes
+	Div   bool         // the scores are divided by Value
+	// Mask terms peeled before this factor (walking back from the softmax):
+	// terms found after it would be scaled by it.
+	masksAfter int
 }
 
 // MaskTerm is one mask applied to the scores.

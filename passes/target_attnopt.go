@@ -26,7 +26,7 @@ func (attnoptTarget) CheckSite(s *Site) error {
 }
 
 func (attnoptTarget) Build(e *emitter, s *Site) (*graph.Value, error) {
-	q, k, v := naturalQ(e, s), naturalK(e, s), naturalV(e, s)
+	q, k, v := scaledQ(e, s), naturalK(e, s), naturalV(e, s)
 	if s.Rank == 2 {
 		q, k, v = e.unsqueeze(q, 0), e.unsqueeze(k, 0), e.unsqueeze(v, 0)
 	}

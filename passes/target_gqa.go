@@ -42,7 +42,9 @@ func (gqaTarget) CheckSite(s *Site) error {
 }
 
 func (gqaTarget) Build(e *emitter, s *Site) (*graph.Value, error) {
-	q, k, v := naturalQ(e, s), naturalK(e, s), naturalV(e, s)
+	// A site whose head repeat was looked through (Site.Repeated) keeps K
+	// and V at their Hkv heads: GroupQueryAttention groups them itself.
+	q, k, v := scaledQ(e, s), naturalK(e, s), naturalV(e, s)
 	hq, _ := s.Heads.Value()
 	hkv, _ := s.KVHeads.Value()
 	q3, k3, v3 := to3D(e, q), to3D(e, k), to3D(e, v)

@@ -45,7 +45,7 @@ func (onnxTarget) CheckSite(s *Site) error {
 }
 
 func (onnxTarget) Build(e *emitter, s *Site) (*graph.Value, error) {
-	q, k, v := naturalQ(e, s), naturalK(e, s), naturalV(e, s)
+	q, k, v := scaledQ(e, s), naturalK(e, s), naturalV(e, s)
 	var lift []int64
 	switch s.Rank {
 	case 3:

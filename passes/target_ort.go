@@ -32,6 +32,7 @@ func (ortTarget) Materialises(s *Site) string {
 }
 
 func (ortTarget) CheckSite(s *Site) error {
+	s = expandedKV(s) // MultiHeadAttention has no grouped-query form
 	if !causalAligned(s) {
 		return &Reject{At: s.Softmax.Label(), Reason: fmt.Sprintf("causal with q_len %s and kv_len %s: MultiHeadAttention's unidirectional alignment is not verified for unequal lengths (use --target attnopt)", s.QLen, s.KVLen)}
 	}
@@ -55,7 +56,8 @@ func to3D(e *emitter, v *graph.Value) *graph.Value {
 }
 
 func (ortTarget) Build(e *emitter, s *Site) (*graph.Value, error) {
-	q, k, v := naturalQ(e, s), naturalK(e, s), naturalV(e, s)
+	s = expandedKV(s)
+	q, k, v := scaledQ(e, s), naturalK(e, s), naturalV(e, s)
 	heads := int64(1)
 	switch s.Rank {
 	case 4:

@@ -206,7 +206,7 @@ type ValidationInfo struct {
 	Scope   string           `json:"scope"`
 	Seed    int64            `json:"seed"`
 	Pass    bool             `json:"pass"`
-	Verdict string           `json:"verdict"` // PASS or FAIL
+	Verdict string           `json:"verdict"` // PASS, FAIL or NO CHECKS
 	Checks  []SiteValidation `json:"checks"`
 }
 
@@ -778,7 +778,10 @@ func finite(x float64) *float64 {
 
 func validationInfo(v *validate.Report) *ValidationInfo {
 	vi := &ValidationInfo{Runtime: v.Runtime, Scope: v.Scope, Seed: v.Seed, Pass: v.Pass, Verdict: "FAIL", Checks: []SiteValidation{}}
-	if v.Pass {
+	switch {
+	case v.NoChecks:
+		vi.Verdict = "NO CHECKS"
+	case v.Pass:
 		vi.Verdict = "PASS"
 	}
 	for _, c := range v.Checks {

@@ -11,6 +11,10 @@ import (
 // WriteValidation prints a validation report as a table.
 func WriteValidation(w io.Writer, r *validate.Report) {
 	fmt.Fprintf(w, "validate %s against %s (runtime %s, scope %s, seed %d)\n", r.Rewritten, r.Original, r.Runtime, r.Scope, r.Seed)
+	if r.NoChecks {
+		fmt.Fprintln(w, "NO CHECKS: no attention site of the original was rewritten, so nothing was compared (--scope model compares the whole models)")
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CHECK\tOUTPUT\tMAX ABS\tMAX REL\tMEAN ABS\tCOSINE\tWORST AT\tNaN/Inf\tVERDICT")
 	for _, c := range r.Checks {

@@ -81,13 +81,26 @@ func comparisonPoint(orig, rew *graph.Model, out *graph.Value) (*graph.Value, *g
 		if r := replacementOf(orig, rew, v); r != nil && r.Type.String() == v.Type.String() {
 			return v, r
 		}
-		uses := v.Uses()
+		uses := contentUses(v)
 		if len(uses) != 1 || len(uses[0].Node.Outputs) != 1 {
 			return v, nil
 		}
 		v = uses[0].Node.Output(0)
 	}
 	return v, nil
+}
+
+// contentUses are the uses of v that read its values: a Shape or Size
+// reader (a dynamic export's reshape arithmetic) may be folded away by the
+// rewrite and is not a step of the data path.
+func contentUses(v *graph.Value) []graph.Use {
+	var out []graph.Use
+	for _, u := range v.Uses() {
+		if !u.Node.Is("Shape") && !u.Node.Is("Size") {
+			out = append(out, u)
+		}
+	}
+	return out
 }
 
 // replacementOf finds the value the rewrite computes in place of out: the
@@ -98,7 +111,7 @@ func replacementOf(orig, rew *graph.Model, out *graph.Value) *graph.Value {
 			return rew.Graph.Value(out.Name)
 		}
 	}
-	for _, u := range out.Uses() {
+	for _, u := range contentUses(out) {
 		for _, n := range rew.Graph.Nodes {
 			if n.Name != "" && n.Name == u.Node.Name && n.OpType == u.Node.OpType {
 				return n.Input(u.Index)

@@ -46,6 +46,9 @@ type Report struct {
 	Seed      int64   `json:"seed"`
 	Checks    []Check `json:"checks"`
 	Pass      bool    `json:"pass"`
+	// NoChecks marks a sites-scope validation that found no rewritten site
+	// to compare: not a pass (cmd/attnopt exits 3).
+	NoChecks bool `json:"no_checks,omitempty"`
 }
 
 // Validate compares orig and rew with the runner.
@@ -80,6 +83,9 @@ func Validate(orig, rew *graph.Model, r Runner, opts Options) *Report {
 	}
 	for _, c := range rep.Checks {
 		rep.Pass = rep.Pass && c.Pass
+	}
+	if len(rep.Checks) == 0 {
+		rep.Checks, rep.Pass, rep.NoChecks = []Check{}, false, true
 	}
 	return rep
 }

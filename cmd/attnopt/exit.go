@@ -13,7 +13,13 @@ const (
 	exitOK       = 0
 	exitFailed   = 1 // validation failed, or check found a site over budget
 	exitBadInput = 2 // bad usage or bad input
+	exitNoChecks = 3 // validate found no rewritten site to compare
 )
+
+// noChecksError is a validation that compared nothing.
+type noChecksError struct{ msg string }
+
+func (e *noChecksError) Error() string { return e.msg }
 
 // failedError carries exit code 1 with a message already printed or to print.
 type failedError struct{ msg string }
@@ -33,6 +39,11 @@ func exitCode(err error, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "attnopt:", fe.msg)
 		}
 		return exitFailed
+	}
+	var ne *noChecksError
+	if errors.As(err, &ne) {
+		fmt.Fprintln(stderr, "attnopt:", ne.msg)
+		return exitNoChecks
 	}
 	var ue usageError
 	if errors.As(err, &ue) || graph.IsInputError(err) {

@@ -31,7 +31,8 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: "Runs each rewritten site alone (--scope sites, the default) or both models end to end\n" +
 			"(--scope model) on seeded random inputs and compares the outputs: max abs/rel error,\n" +
 			"mean abs error, cosine similarity, worst index, NaN/Inf. Exit 1 when any output is\n" +
-			"outside tolerance (fp32 1e-4, fp16 2e-2, bf16 5e-2 absolute unless --atol/--rtol).",
+			"outside tolerance (fp32 1e-4, fp16 2e-2, bf16 5e-2 absolute unless --atol/--rtol);\n" +
+			"exit 3 when --scope sites finds no rewritten site to compare (nothing was validated).",
 		Args: cobra.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.original, o.rewritten = args[0], args[1]
@@ -94,6 +95,9 @@ func runValidate(o *validateOptions) error {
 		}
 	} else {
 		report.WriteValidation(o.out, rep)
+	}
+	if rep.NoChecks {
+		return &noChecksError{msg: fmt.Sprintf("%s: no attention site of %s was rewritten; nothing to validate", o.rewritten, o.original)}
 	}
 	if !rep.Pass {
 		return &failedError{msg: failureLine(rep)}

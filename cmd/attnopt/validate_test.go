@@ -73,3 +73,44 @@ func TestRewriteSeedCPA3DWithBudget(t *testing.T) {
 		}
 	}
 }
+
+// validate --scope sites on a model none of whose attention was rewritten
+// compares nothing: it says so and exits 3, not PASS.
+func TestValidateCLINoChecks(t *testing.T) {
+	in := writeModel(t, testgraph.Classifier())
+	for _, args := range [][]string{{}, {"--json"}} {
+		code, stdout, stderr := runCLI(append([]string{"validate", in, in}, args...)...)
+		if code != 3 || strings.Contains(stdout, "PASS") || !strings.Contains(stderr, "nothing to validate") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
+		}
+		if len(args) == 0 && !strings.Contains(stdout, "NO CHECKS") {
+			t.Errorf("stdout lacks NO CHECKS: %q", stdout)
+		}
+		if len(args) == 1 && !strings.Contains(stdout, `"no_checks": true`) {
+			t.Errorf("JSON lacks no_checks: %q", stdout)
+		}
+	}
+	if code, _, stderr := runCLI("validate", in, in, "--scope", "model"); code != 0 {
+		t.Errorf("--scope model: exit %d: %s", code, stderr)
+	}
+}
+
+// A dynamic-axis TorchScript Llama: each site's output also feeds a Shape
+// (reshape arithmetic), which the rewrite folds away; validation still finds
+// the replacement, for both targets.
+func TestValidateCLIDynamicLlama(t *testing.T) {
+	in := filepath.Join("..", "..", "testdata", "models", "hf_llama_gqa_dynamic", "model.onnx")
+	if _, err := os.Stat(in); err != nil {
+		t.Skip("fixture not present")
+	}
+	for _, target := range []string{"attnopt", "ort"} {
+		out := filepath.Join(t.TempDir(), "rw.onnx")
+		if code, _, stderr := runCLI("rewrite", in, "-o", out, "--target", target); code != 0 {
+			t.Fatal(stderr)
+		}
+		code, stdout, stderr := runCLI("validate", in, out)
+		if code != 0 || strings.Count(stdout, "ok\n") != 2 || !strings.Contains(stdout, "PASS") {
+			t.Errorf("%s: exit %d\n%s%s", target, code, stdout, stderr)
+		}
+	}
+}

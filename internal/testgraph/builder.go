@@ -100,6 +100,12 @@ func Float(name string, v float32) *onnxpb.AttributeProto {
 func Ints(name string, v ...int64) *onnxpb.AttributeProto {
 	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: v}
 }
+
+// Tensor is a one-element tensor attribute (ConstantOfShape's value).
+func Tensor(name string, dt graph.DType, v float64) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_TENSOR.Enum(), T: tensorProto("", dt, []int64{1}, []float64{v})}
+}
+
 func Str(name, v string) *onnxpb.AttributeProto {
 	return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_STRING.Enum(), S: []byte(v)}
 }
@@ -148,13 +154,18 @@ func (b *B) ConstNode(vals ...int64) string {
 
 // Weight adds a random float initializer.
 func (b *B) Weight(dt graph.DType, dims ...int64) string {
+	return b.random(dt, dims, func() float64 { return b.rng.NormFloat64() * 0.2 })
+}
+
+// random adds an initializer of the given shape filled by gen.
+func (b *B) random(dt graph.DType, dims []int64, gen func() float64) string {
 	n := int64(1)
 	for _, d := range dims {
 		n *= d
 	}
 	vals := make([]float64, n)
 	for i := range vals {
-		vals[i] = b.rng.NormFloat64() * 0.2
+		vals[i] = gen()
 	}
 	return b.Const(dt, dims, vals...)
 }

@@ -10,15 +10,25 @@ import (
 // Opts describes one attention block; every variant of DESIGN.md §3 is a
 // parameter here rather than a copy of the builder.
 type Opts struct {
-	Opset       int64
-	DType       graph.DType
-	B, H, N, D  int // Dv = D unless DV is set
-	NK, DV      int
-	Rank        int    // 2, 3 or 4
-	Op          string // "MatMul" or "Einsum"
-	KForm       string // "transpose" (default), "pre" (K given as Kᵀ), "einsum-natural"
-	Scale       string // "none", "mul", "div", "q", "qk", "shape"
-	Mask        string // "none", "add", "where", "add_where", "where_inv", "where_finite", "causal"
+	Opset      int64
+	DType      graph.DType
+	B, H, N, D int // Dv = D unless DV is set
+	NK, DV     int
+	Rank       int    // 2, 3 or 4
+	Op         string // "MatMul" or "Einsum"
+	KForm      string // "transpose" (default), "pre" (K given as Kᵀ), "einsum-natural"
+	Scale      string // "none", "mul", "div", "q", "qk", "shape"
+	// HeadScale multiplies the scores by an (H, 1, 1) tensor: "const",
+	// "computed" (exp(clip(w)), Swin V2's logit scale at run time) or
+	// "div_batch" (divided by a (B, 1, 1, 1) constant), or "after_mask"
+	// (applied after the mask, a negative case). Rank 4 only.
+	HeadScale string
+	// Repeat gives K and V KVHeads heads and repeats them to H (rank 4):
+	// "expand" (transformers' repeat_kv), "tile", "gather" (head indices),
+	// or "expand_3d" (dynamo: Kᵀ made through a (B·H, N, D) view).
+	Repeat      string
+	KVHeads     int
+	Mask        string // "none", "add", "where", "add_where", "where_inv", "where_finite", "causal", or a form of causal.go
 	Casts       bool   // Cast to float32 around the softmax
 	SoftmaxAxis int64  // 0 means -1 (or the opset default when Opset < 13)
 	ScoresOut   bool   // also expose the scores as a graph output (negative case)
@@ -73,15 +83,19 @@ func Attention(o Opts) *B {
 	b := New(o.Opset)
 	dt := o.DType
 	q := b.Input("q", dt, o.dims(o.D)...)
-	var k string
-	if o.KForm == "pre" {
+	var k, v string
+	if o.Repeat != "" {
+		k, v = repeatedKV(b, &o)
+	} else if o.KForm == "pre" {
 		kd := o.kdims(o.D, o.NK)
 		kd[len(kd)-2], kd[len(kd)-1] = o.D, o.NK
 		k = b.Input("k", dt, kd...)
 	} else {
 		k = b.Input("k", dt, o.kdims(o.NK, o.D)...)
 	}
-	v := b.Input("v", dt, o.kdims(o.NK, o.DV)...)
+	if v == "" {
+		v = b.Input("v", dt, o.kdims(o.NK, o.DV)...)
+	}
 	scale := 1 / math.Sqrt(float64(o.D))
 	switch o.Scale {
 	case "q":
@@ -128,6 +142,16 @@ func Attention(o Opts) *B {
 		f := b.Node("Cast", []string{last}, Int("to", int64(sdt)))
 		s = b.Node("Div", []string{s, b.Node("Sqrt", []string{f})})
 	}
+	switch o.HeadScale {
+	case "const":
+		s = b.Node("Mul", []string{s, b.positive(sdt, int64(o.H), 1, 1)})
+	case "computed":
+		w := b.Weight(sdt, int64(o.H), 1, 1)
+		c := b.Node("Exp", []string{b.Node("Clip", []string{w, "", b.ScalarOf(sdt, math.Log(100))})})
+		s = b.Node("Mul", []string{c, s})
+	case "div_batch":
+		s = b.Node("Div", []string{s, b.positive(sdt, int64(o.B), 1, 1, 1)})
+	}
 	maskDims := []any{1, 1, o.N, o.NK}[4-max(o.Rank, 2):]
 	switch o.Mask {
 	case "add":
@@ -173,6 +197,11 @@ func Attention(o Opts) *B {
 		cond := b.Node("Slice", []string{rows, b.I64(0), kl, b.I64(3)})
 		s = b.Node("Where", []string{cond, s, b.ScalarOf(sdt, -10000)})
 	}
+	if o.HeadScale == "after_mask" {
+		// (scores + mask)·c: the mask is scaled too (a negative case).
+		s = b.Node("Mul", []string{s, b.positive(sdt, int64(o.H), 1, 1)})
+	}
+	s = causalForms(b, o, s, q, k, sdt)
 	var smAttrs []*onnxpb.AttributeProto
 	if o.SoftmaxAxis != 0 {
 		smAttrs = append(smAttrs, Int("axis", o.SoftmaxAxis))
@@ -194,6 +223,11 @@ func Attention(o Opts) *B {
 		b.Output(scores)
 	}
 	return b
+}
+
+// positive adds a constant with entries in [0.5, 2.5).
+func (b *B) positive(dt graph.DType, dims ...int64) string {
+	return b.random(dt, dims, func() float64 { return 0.5 + 2*b.rng.Float64() })
 }
 
 // Classifier is a Linear → Softmax head: a Softmax that is not attention.

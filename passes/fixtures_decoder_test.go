@@ -1,0 +1,172 @@
+package passes
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/attnopt/attnopt/graph"
+)
+
+// Every attention PyTorch ran as causal is a causal site (or an already-fused
+// op, or one inside a subgraph), and where a model's attention is only causal or unmasked (and adds no
+// relative-position bias), the attnopt rewrite leaves no mask input with
+// both a query and a key axis longer than 1: no N×N mask survives.
+func TestFixturesCausal(t *testing.T) {
+	man := loadManifest(t)
+	checked := 0
+	for _, fx := range man.Models {
+		wantCausal, onlyCausal := 0, true
+		for _, a := range fx.Attention {
+			switch a.Mask {
+			case "causal":
+				wantCausal++
+			case "none":
+			default:
+				onlyCausal = false
+			}
+			if a.Bias != "" {
+				onlyCausal = false // a relative-position bias is an N×N input by design
+			}
+		}
+		if wantCausal == 0 {
+			continue
+		}
+		t.Run(fx.Name, func(t *testing.T) {
+			m, res := fixtureSites(t, fx.File)
+			causal := 0
+			for _, s := range res.Sites {
+				if s.Causal {
+					causal++
+				}
+			}
+			// Attention inside If/Loop bodies is listed, never rewritten
+			// (passes/nested.go): it counts as an op left as the graph has it.
+			if causal+len(res.Fused)+len(res.Nested) < wantCausal {
+				t.Fatalf("%d causal sites, %d fused ops and %d nested ones; PyTorch ran %d causal attentions", causal, len(res.Fused), len(res.Nested), wantCausal)
+			}
+			if !onlyCausal || len(res.Sites) == 0 {
+				return
+			}
+			if _, err := Rewrite(m, Options{Target: "attnopt"}); err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range m.Graph.Nodes {
+				if n.Domain != "attnopt" || n.OpType != "FlashAttention" || len(n.Inputs) < 4 || n.Input(3) == nil {
+					continue
+				}
+				sh := n.Input(3).Type.Shape
+				if r := len(sh); r >= 2 && !isOne(sh[r-2]) && !isOne(sh[r-1]) {
+					t.Errorf("%s reads the mask %q of shape %s", n.Name, n.Input(3).Name, n.Input(3).Type)
+				}
+			}
+			checked++
+		})
+	}
+	t.Logf("%d causal fixtures rewritten without an N×N mask", checked)
+}
+
+func isOne(d graph.Dim) bool { v, ok := d.Value(); return ok && v == 1 }
+
+// Every attention PyTorch ran with fewer key/value heads than query heads is
+// a site with those kv_heads (or an already-fused op), and the attnopt
+// rewrite feeds FlashAttention K and V with no Expand, Tile or Gather on the
+// way: the repeat is gone.
+func TestFixturesGQA(t *testing.T) {
+	man := loadManifest(t)
+	checked := 0
+	for _, fx := range man.Models {
+		var want []int64
+		for _, a := range fx.Attention {
+			if a.KVHeads > 0 && a.KVHeads < a.Heads {
+				want = append(want, a.KVHeads)
+			}
+		}
+		if len(want) == 0 {
+			continue
+		}
+		t.Run(fx.Name, func(t *testing.T) {
+			m, res := fixtureSites(t, fx.File)
+			if len(res.Fused) == len(want) {
+				return
+			}
+			if len(res.Sites) != len(want) {
+				t.Fatalf("%d sites, want %d", len(res.Sites), len(want))
+			}
+			for i, s := range res.Sites {
+				if h, _ := s.KVHeads.Value(); h != want[i] {
+					t.Errorf("site %d: kv_heads %s, want %d", i, s.KVHeads, want[i])
+				}
+			}
+			if _, err := Rewrite(m, Options{Target: "attnopt"}); err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range m.Graph.Nodes {
+				if n.Domain != "attnopt" || n.OpType != "FlashAttention" {
+					continue
+				}
+				for _, in := range n.Inputs[1:3] {
+					if p := repeatOp(in); p != "" {
+						t.Errorf("%s reads %q through %s", n.Name, in.Name, p)
+					}
+				}
+			}
+			checked++
+		})
+	}
+	t.Logf("%d GQA fixtures rewritten without a head repeat", checked)
+}
+
+// repeatOp names an Expand, Tile or Gather within a few layout ops above v.
+func repeatOp(v *graph.Value) string {
+	for i := 0; i < 6; i++ {
+		p := v.Producer()
+		switch {
+		case p == nil:
+			return ""
+		case p.Is("Expand") || p.Is("Tile") || p.Is("Gather"):
+			return p.OpType
+		case p.Is("Transpose") || p.Is("Reshape") || p.Is("Unsqueeze"):
+			v = p.Input(0)
+		default:
+			return ""
+		}
+	}
+	return ""
+}
+
+// fixtureSites loads a fixture (a path relative to testdata/) and matches it.
+func fixtureSites(t *testing.T, file string) (*graph.Model, *Result) {
+	t.Helper()
+	m, err := graph.Load(filepath.Join("..", "testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, FindSites(m.Graph)
+}
+
+// A sliding-window decoder (Mistral): every site is causal, reports the
+// window PyTorch used, and keeps the band as its mask input.
+func TestFixturesSlidingWindow(t *testing.T) {
+	man := loadManifest(t)
+	checked := 0
+	for _, fx := range man.Models {
+		if len(fx.Attention) == 0 || fx.Attention[0].Window == 0 {
+			continue
+		}
+		t.Run(fx.Name, func(t *testing.T) {
+			_, res := fixtureSites(t, fx.File)
+			if len(res.Sites) != len(fx.Attention) {
+				t.Fatalf("%d sites, want %d", len(res.Sites), len(fx.Attention))
+			}
+			for i, s := range res.Sites {
+				if !s.Causal || s.SlidingWindow != fx.Attention[i].Window || len(s.Masks) == 0 {
+					t.Errorf("site %d: causal %v, window %d, %d mask terms; want causal, window %d, the band kept", i, s.Causal, s.SlidingWindow, len(s.Masks), fx.Attention[i].Window)
+				}
+			}
+			checked++
+		})
+	}
+	if checked == 0 {
+		t.Fatal("no sliding-window fixture")
+	}
+}
