@@ -73,9 +73,13 @@ func packB(b []float32, ldb, p0, kc, j0, j1 int, dst []float32) {
 		nr := min(gemmNR, j1-jr)
 		panel := dst[(jr-j0)*kc : (jr-j0)*kc+kc*gemmNR]
 		for p := 0; p < kc; p++ {
-			row := b[(p0+p)*ldb+jr : (p0+p)*ldb+jr+nr]
+			off := (p0+p)*ldb + jr
 			d := panel[p*gemmNR : p*gemmNR+gemmNR]
-			copy(d, row)
+			if nr == gemmNR { // a fixed-size copy, no memmove call
+				*(*[gemmNR]float32)(d) = *(*[gemmNR]float32)(b[off : off+gemmNR])
+				continue
+			}
+			copy(d, b[off:off+nr])
 			clear(d[nr:])
 		}
 	}
