@@ -1,5 +1,7 @@
 package eval
 
+import "sync"
+
 // Packed, blocked float32 GEMM (the Goto/BLIS layout): a kc×nc block of B
 // is packed into gemmNR-wide column panels and an mc×kc block of A into
 // gemmMR-tall row slivers, so the micro-kernel (kern6x16: assembly with
@@ -21,8 +23,32 @@ type gemmBufs struct {
 	tile [gemmMR * gemmNR]float32
 }
 
-func newGemmBufs() *gemmBufs {
-	return &gemmBufs{ap: make([]float32, gemmMC*gemmKC), bp: make([]float32, gemmKC*gemmNC)}
+// gemmPool recycles workers' buffers: small products are common (per-head
+// attention, tiny convolutions) and zeroing fresh buffers would cost more
+// than the product.
+var gemmPool sync.Pool
+
+// getGemmBufs returns buffers for m×k·k×n products in column blocks of nc,
+// sized to the problem rather than to the block limits.
+func getGemmBufs(m, k, nc int) *gemmBufs {
+	w, _ := gemmPool.Get().(*gemmBufs)
+	if w == nil {
+		w = &gemmBufs{}
+	}
+	kc := min(k, gemmKC)
+	mc := (min(m, gemmMC) + gemmMR - 1) / gemmMR * gemmMR
+	ncp := (nc + gemmNR - 1) / gemmNR * gemmNR
+	w.ap = grow(w.ap, mc*kc)
+	w.bp = grow(w.bp, kc*ncp)
+	return w
+}
+
+// grow returns buf with length n, reallocating only when it is too short.
+func grow(buf []float32, n int) []float32 {
+	if cap(buf) < n {
+		return make([]float32, n)
+	}
+	return buf[:n]
 }
 
 // gemmJob is C (m×n, row stride ldc) = A (m×k, row stride lda) · B (k×n,
@@ -154,7 +180,8 @@ func gemmBatch(a, b, c []float32, aOff, bOff []int, m, k, n, threads int) {
 		threads = 1
 	}
 	parallelFor(tasks, threads, func(lo, hi int) {
-		w := newGemmBufs()
+		w := getGemmBufs(m, k, min(nc, n))
+		defer gemmPool.Put(w)
 		for t := lo; t < hi; t++ {
 			bi := t / (rowBlocks * colBlocks)
 			rb := (t / colBlocks) % rowBlocks
