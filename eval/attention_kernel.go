@@ -129,7 +129,9 @@ func (sp *attnSpec) queryBlock(w *attnBufs, out []float32, b, h, q0, q1 int) {
 			r := i % gemmMR
 			bm := negInf
 			for _, x := range srow {
-				bm = max(bm, x)
+				if x > bm { // no NaN here; the builtin max pays for NaN and ±0
+					bm = x
+				}
 			}
 			if bm == negInf { // nothing admissible in this block
 				for jj := range srow {
@@ -145,13 +147,10 @@ func (sp *attnSpec) queryBlock(w *attnBufs, out []float32, b, h, q0, q1 int) {
 					arow[d] *= corr
 				}
 			}
-			sum := float32(0)
-			for jj, x := range srow {
-				p := expf(x - mNew)
-				sum += p
+			w.l[i] += float32(expShift(srow, srow, mNew))
+			for jj, p := range srow {
 				sl[jj*gemmMR+r] = p
 			}
-			w.l[i] += sum
 			w.m[i] = mNew
 		}
 		for i := nq; i < (nq+gemmMR-1)/gemmMR*gemmMR; i++ { // padding rows of the last sliver

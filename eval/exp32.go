@@ -10,6 +10,15 @@ import "math"
 // exact), e^r by a degree-6 polynomial (Cephes expf's minimax
 // coefficients), 2^n by building the exponent bits.
 func expf(x float32) float32 {
+	d := [1]float32{x}
+	expShift(d[:], d[:], 0)
+	return d[0]
+}
+
+// expShift sets dst[i] = expf(src[i] - m) and returns the sum of the
+// results in float64; dst may be src. One loop with the arithmetic inline
+// (expf's body is too large for the compiler to inline per element).
+func expShift(dst, src []float32, m float32) float64 {
 	const (
 		log2e = 1.44269504088896341
 		ln2hi = 0.693359375
@@ -17,35 +26,49 @@ func expf(x float32) float32 {
 		lo    = -87.33654 // ln(2^-126)
 		hi    = 88.72283  // ln(MaxFloat32)
 	)
-	switch {
-	case x != x:
-		return x
-	case x < lo:
-		return 0
-	case x > hi:
-		return float32(math.Inf(1))
+	src = src[:len(dst)]
+	sum := 0.0
+	for i, x := range src {
+		x -= m
+		switch {
+		case x != x:
+			dst[i] = x
+			sum += float64(x)
+			continue
+		case x < lo:
+			dst[i] = 0
+			continue
+		case x > hi:
+			dst[i] = float32(math.Inf(1))
+			sum += math.Inf(1)
+			continue
+		}
+		t := x * log2e
+		var n int32
+		if t >= 0 {
+			n = int32(t + 0.5)
+		} else {
+			n = int32(t - 0.5)
+		}
+		fn := float32(n)
+		r := x - fn*ln2hi - fn*ln2lo
+		p := float32(1.9875691500e-4)
+		p = p*r + 1.3981999507e-3
+		p = p*r + 8.3334519073e-3
+		p = p*r + 4.1665795894e-2
+		p = p*r + 1.6666665459e-1
+		p = p*r + 5.0000001201e-1
+		y := p*r*r + r + 1
+		switch {
+		case n > 127: // only x close to hi: 2^n = 2·2^(n-1)
+			y = y * 2 * math.Float32frombits(uint32(n-1+127)<<23)
+		case n < -126:
+			y = y * math.Float32frombits(uint32(n+1+127)<<23) / 2
+		default:
+			y *= math.Float32frombits(uint32(n+127)<<23)
+		}
+		dst[i] = y
+		sum += float64(y)
 	}
-	t := x * log2e
-	var n int32
-	if t >= 0 {
-		n = int32(t + 0.5)
-	} else {
-		n = int32(t - 0.5)
-	}
-	fn := float32(n)
-	r := x - fn*ln2hi - fn*ln2lo
-	p := float32(1.9875691500e-4)
-	p = p*r + 1.3981999507e-3
-	p = p*r + 8.3334519073e-3
-	p = p*r + 4.1665795894e-2
-	p = p*r + 1.6666665459e-1
-	p = p*r + 5.0000001201e-1
-	y := p*r*r + r + 1
-	if n > 127 { // only x close to hi: 2^n = 2·2^(n-1)
-		return y * 2 * math.Float32frombits(uint32(n-1+127)<<23)
-	}
-	if n < -126 {
-		return y * math.Float32frombits(uint32(n+1+127)<<23) / 2
-	}
-	return y * math.Float32frombits(uint32(n+127)<<23)
+	return sum
 }

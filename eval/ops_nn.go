@@ -24,11 +24,15 @@ func softmaxRows(x []float32, outer, d, inner int, log bool, threads int) []floa
 					mx = v
 				}
 			}
-			sum := 0.0
-			for j := 0; j < d; j++ {
-				e := expf(x[base+j*inner] - mx)
-				out[base+j*inner] = e
-				sum += float64(e)
+			var sum float64
+			if inner == 1 {
+				sum = expShift(out[base:base+d], x[base:base+d], mx)
+			} else {
+				for j := 0; j < d; j++ {
+					e := expf(x[base+j*inner] - mx)
+					out[base+j*inner] = e
+					sum += float64(e)
+				}
 			}
 			if log {
 				ls := float32(math.Log(sum))
