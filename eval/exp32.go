@@ -65,7 +65,7 @@ func expShift(dst, src []float32, m float32) float64 {
 		case n < -126:
 			y = y * math.Float32frombits(uint32(n+1+127)<<23) / 2
 		default:
-			y *= math.Float32frombits(uint32(n+127)<<23)
+			y *= math.Float32frombits(uint32(n+127) << 23)
 		}
 		dst[i] = y
 		sum += float64(y)
