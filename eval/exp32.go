@@ -11,14 +11,15 @@ import "math"
 // coefficients), 2^n by building the exponent bits.
 func expf(x float32) float32 {
 	d := [1]float32{x}
-	expShift(d[:], d[:], 0)
+	expShiftGo(d[:], d[:], 0)
 	return d[0]
 }
 
-// expShift sets dst[i] = expf(src[i] - m) and returns the sum of the
+// expShiftGo sets dst[i] = expf(src[i] - m) and returns the sum of the
 // results in float64; dst may be src. One loop with the arithmetic inline
 // (expf's body is too large for the compiler to inline per element).
-func expShift(dst, src []float32, m float32) float64 {
+// expShift runs it, or the AVX2 version 8 lanes at a time.
+func expShiftGo(dst, src []float32, m float32) float64 {
 	const (
 		log2e = 1.44269504088896341
 		ln2hi = 0.693359375
