@@ -99,16 +99,7 @@ func (sp *attnSpec) queryBlock(w *attnBufs, out []float32, b, h, q0, q1 int) {
 		nk := k1 - k0
 		packKT(sp.K[kBase:], dqk, k0, k1, w.kp)
 		// S = Q·Kᵀ for the block
-		for ir := 0; ir < nq; ir += gemmMR {
-			mr := min(gemmMR, nq-ir)
-			for jr := 0; jr < nk; jr += gemmNR {
-				nr := min(gemmNR, nk-jr)
-				kern6x16(dqk, w.qp[ir*dqk:], w.kp[jr*dqk:], &w.tile)
-				for r := 0; r < mr; r++ {
-					copy(w.s[(ir+r)*attnBK+jr:(ir+r)*attnBK+jr+nr], w.tile[r*gemmNR:r*gemmNR+nr])
-				}
-			}
-		}
+		macroKernel(dqk, nq, nk, w.qp, w.kp, w.s, attnBK, false, &w.tile)
 		// online softmax per row; P goes to w.pp as gemmMR-tall slivers
 		for i := 0; i < nq; i++ {
 			srow := w.s[i*attnBK : i*attnBK+nk]
@@ -161,19 +152,7 @@ func (sp *attnSpec) queryBlock(w *attnBufs, out []float32, b, h, q0, q1 int) {
 		}
 		// acc += P·V
 		packB(sp.V[vBase:], dv, k0, nk, 0, dv, w.vp)
-		for ir := 0; ir < nq; ir += gemmMR {
-			mr := min(gemmMR, nq-ir)
-			for jr := 0; jr < dv; jr += gemmNR {
-				nr := min(gemmNR, dv-jr)
-				kern6x16(nk, w.pp[ir*nk:], w.vp[jr*nk:], &w.tile)
-				for r := 0; r < mr; r++ {
-					arow := w.acc[(ir+r)*dv+jr : (ir+r)*dv+jr+nr]
-					for d, x := range w.tile[r*gemmNR : r*gemmNR+nr] {
-						arow[d] += x
-					}
-				}
-			}
-		}
+		macroKernel(nk, nq, dv, w.pp, w.vp, w.acc, dv, true, &w.tile)
 	}
 	oBase := ((b*sp.Hq + h) * sp.Nq) * dv
 	for i := 0; i < nq; i++ {

@@ -48,17 +48,7 @@ func arithF32(kind arithKind, a, b *Tensor, threads int) (out *Tensor, ok bool, 
 		}
 		for row := lo; row < hi; row++ {
 			arithRow(kind, out.F[row*inner:(row+1)*inner], a.F, b.F, ba, bb, la, lb)
-			for d := r - 2; d >= 0; d-- {
-				idx[d]++
-				ba += sa[d]
-				bb += sb[d]
-				if idx[d] < dims[d] {
-					break
-				}
-				ba -= sa[d] * dims[d]
-				bb -= sb[d] * dims[d]
-				idx[d] = 0
-			}
+			ba, bb, _ = nextRow(idx, dims, sa, sb, ba, bb)
 		}
 	})
 	return out, true, nil

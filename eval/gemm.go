@@ -70,22 +70,28 @@ func gemmBlock(j *gemmJob, k, i0, i1, j0, j1 int, w *gemmBufs) {
 		kc := min(gemmKC, k-p0)
 		packB(j.b, j.ldb, p0, kc, j0, j1, w.bp)
 		packA(j.a, j.lda, p0, kc, i0, i1, w.ap)
-		for ir := i0; ir < i1; ir += gemmMR {
-			mr := min(gemmMR, i1-ir)
-			ap := w.ap[(ir-i0)*kc:]
-			for jr := j0; jr < j1; jr += gemmNR {
-				nr := min(gemmNR, j1-jr)
-				kern6x16(kc, ap, w.bp[(jr-j0)*kc:], &w.tile)
-				for r := 0; r < mr; r++ {
-					crow := j.c[(ir+r)*j.ldc+jr : (ir+r)*j.ldc+jr+nr]
-					trow := w.tile[r*gemmNR : r*gemmNR+nr]
-					if p0 == 0 {
-						copy(crow, trow)
-						continue
-					}
-					for x := range crow {
-						crow[x] += trow[x]
-					}
+		macroKernel(kc, i1-i0, j1-j0, w.ap, w.bp, j.c[i0*j.ldc+j0:], j.ldc, p0 > 0, &w.tile)
+	}
+}
+
+// macroKernel sets (or, with accumulate, adds to) C[0:m, 0:n], row stride
+// ldc, the product of packed A slivers (m rows, kc deep; packA) and packed
+// B panels (kc × n; packB), one micro-kernel tile at a time.
+func macroKernel(kc, m, n int, ap, bp, c []float32, ldc int, accumulate bool, tile *[gemmMR * gemmNR]float32) {
+	for ir := 0; ir < m; ir += gemmMR {
+		mr := min(gemmMR, m-ir)
+		for jr := 0; jr < n; jr += gemmNR {
+			nr := min(gemmNR, n-jr)
+			kern6x16(kc, ap[ir*kc:], bp[jr*kc:], tile)
+			for r := 0; r < mr; r++ {
+				crow := c[(ir+r)*ldc+jr : (ir+r)*ldc+jr+nr]
+				trow := tile[r*gemmNR : r*gemmNR+nr]
+				if !accumulate {
+					copy(crow, trow)
+					continue
+				}
+				for x := range crow {
+					crow[x] += trow[x]
 				}
 			}
 		}
