@@ -103,3 +103,30 @@ func coalesce(shape []int, sa, sb []int) (dims, ta, tb []int) {
 	}
 	return dims, ta, tb
 }
+
+// gatherF32 fills dst (contiguous, shape) from src read through strides
+// st, a row at a time over coalesced axes: the float path of transpose,
+// without a closure call per element.
+func gatherF32(dst, src []float32, shape, st []int) {
+	if len(dst) == 0 {
+		return
+	}
+	dims, sa, _ := coalesce(shape, st, make([]int, len(shape)))
+	r := len(dims)
+	inner, la := dims[r-1], sa[r-1]
+	idx := make([]int, r)
+	ba := 0
+	for row := 0; row < len(dst)/inner; row++ {
+		out := dst[row*inner : (row+1)*inner]
+		if la == 1 {
+			copy(out, src[ba:ba+inner])
+		} else {
+			ia := ba
+			for i := range out {
+				out[i] = src[ia]
+				ia += la
+			}
+		}
+		ba, _, _ = nextRow(idx, dims, sa, sa, ba, ba)
+	}
+}

@@ -48,3 +48,31 @@ func TestArithF32MatchesBinaryOp(t *testing.T) {
 		}
 	}
 }
+
+// gatherF32 (transpose's float path) matches walk2 for permutations that
+// keep, split and reverse contiguous runs, and for length-1 and empty axes.
+func TestGatherF32(t *testing.T) {
+	cases := []struct {
+		shape, perm []int
+	}{
+		{[]int{2, 3, 4}, []int{0, 1, 2}}, {[]int{2, 3, 4}, []int{2, 1, 0}}, {[]int{2, 3, 4, 5}, []int{0, 2, 1, 3}},
+		{[]int{1, 6, 1, 5}, []int{3, 0, 2, 1}}, {[]int{3, 0, 2}, []int{2, 0, 1}}, {[]int{}, []int{}}, {[]int{7}, []int{0}},
+	}
+	rng := rand.New(rand.NewSource(9))
+	for _, c := range cases {
+		x := randTensor(rng, c.shape...)
+		got := transpose(x, c.perm)
+		st := contiguousStrides(x.Shape)
+		pst := make([]int, len(c.perm))
+		for i, p := range c.perm {
+			pst[i] = st[p]
+		}
+		want := make([]float32, len(got.F))
+		walk2(got.Shape, pst, make([]int, len(pst)), func(o, a, _ int) { want[o] = x.F[a] })
+		for i := range want {
+			if got.F[i] != want[i] {
+				t.Fatalf("%v perm %v: element %d = %g, want %g", c.shape, c.perm, i, got.F[i], want[i])
+			}
+		}
+	}
+}
