@@ -99,7 +99,7 @@ func (sp *attnSpec) queryBlock(w *attnBufs, out []float32, b, h, q0, q1 int) {
 		nk := k1 - k0
 		packKT(sp.K[kBase:], dqk, k0, k1, w.kp)
 		// S = Q·Kᵀ for the block
-		macroKernel(dqk, nq, nk, w.qp, w.kp, w.s, attnBK, false, &w.tile)
+		macroKernel(dqk, nq, nk, w.qp, w.kp, dqk, gemmNR, w.s, attnBK, false, &w.tile)
 		// online softmax per row; P goes to w.pp as gemmMR-tall slivers
 		for i := 0; i < nq; i++ {
 			srow := w.s[i*attnBK : i*attnBK+nk]
@@ -152,7 +152,7 @@ func (sp *attnSpec) queryBlock(w *attnBufs, out []float32, b, h, q0, q1 int) {
 		}
 		// acc += P·V
 		packB(sp.V[vBase:], dv, k0, nk, 0, dv, w.vp)
-		macroKernel(nk, nq, dv, w.pp, w.vp, w.acc, dv, true, &w.tile)
+		macroKernel(nk, nq, dv, w.pp, w.vp, nk, gemmNR, w.acc, dv, true, &w.tile)
 	}
 	oBase := ((b*sp.Hq + h) * sp.Nq) * dv
 	for i := 0; i < nq; i++ {

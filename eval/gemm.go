@@ -66,23 +66,41 @@ func gemmBlock(j *gemmJob, k, i0, i1, j0, j1 int, w *gemmBufs) {
 		}
 		return
 	}
+	// Few rows reuse each B panel little, so copying B into panels would
+	// cost about as much as the product: the kernel then reads whole
+	// 16-column panels of B in place, and only a ragged last panel is packed.
+	direct := 0
+	if i1-i0 <= gemmDirectRows {
+		direct = (j1 - j0) / gemmNR * gemmNR
+	}
 	for p0 := 0; p0 < k; p0 += gemmKC {
 		kc := min(gemmKC, k-p0)
-		packB(j.b, j.ldb, p0, kc, j0, j1, w.bp)
 		packA(j.a, j.lda, p0, kc, i0, i1, w.ap)
-		macroKernel(kc, i1-i0, j1-j0, w.ap, w.bp, j.c[i0*j.ldc+j0:], j.ldc, p0 > 0, &w.tile)
+		c := j.c[i0*j.ldc+j0:]
+		if direct > 0 {
+			macroKernel(kc, i1-i0, direct, w.ap, j.b[p0*j.ldb+j0:], 1, j.ldb, c, j.ldc, p0 > 0, &w.tile)
+		}
+		if direct < j1-j0 {
+			packB(j.b, j.ldb, p0, kc, j0+direct, j1, w.bp)
+			macroKernel(kc, i1-i0, j1-j0-direct, w.ap, w.bp, kc, gemmNR, c[direct:], j.ldc, p0 > 0, &w.tile)
+		}
 	}
 }
 
+// gemmDirectRows is the most rows of a block for which B is read in place.
+var gemmDirectRows = 24
+
 // macroKernel sets (or, with accumulate, adds to) C[0:m, 0:n], row stride
-// ldc, the product of packed A slivers (m rows, kc deep; packA) and packed
-// B panels (kc × n; packB), one micro-kernel tile at a time.
-func macroKernel(kc, m, n int, ap, bp, c []float32, ldc int, accumulate bool, tile *[gemmMR * gemmNR]float32) {
+// ldc, the product of packed A slivers (m rows, kc deep; packA) and B's
+// 16-column panels: panel jr/16 starts at bp[jr·bCol] and its rows are
+// bRow apart (packed by packB: bCol = kc, bRow = 16; B in place: bCol = 1,
+// bRow = B's row stride). One micro-kernel tile at a time.
+func macroKernel(kc, m, n int, ap, bp []float32, bCol, bRow int, c []float32, ldc int, accumulate bool, tile *[gemmMR * gemmNR]float32) {
 	for ir := 0; ir < m; ir += gemmMR {
 		mr := min(gemmMR, m-ir)
 		for jr := 0; jr < n; jr += gemmNR {
 			nr := min(gemmNR, n-jr)
-			kern6x16(kc, ap[ir*kc:], bp[jr*kc:], tile)
+			kern6x16(kc, ap[ir*kc:], bp[jr*bCol:], bRow, tile)
 			for r := 0; r < mr; r++ {
 				crow := c[(ir+r)*ldc+jr : (ir+r)*ldc+jr+nr]
 				trow := tile[r*gemmNR : r*gemmNR+nr]
@@ -99,20 +117,20 @@ func macroKernel(kc, m, n int, ap, bp, c []float32, ldc int, accumulate bool, ti
 }
 
 // packB copies B[p0:p0+kc, j0:j1] into 16-wide column panels, each kc×16
-// row-major, zero-padding the last panel.
+// row-major, zero-padding the last panel. It walks B row by row (each row
+// read once, contiguously) and writes one stream per panel.
 func packB(b []float32, ldb, p0, kc, j0, j1 int, dst []float32) {
-	for jr := j0; jr < j1; jr += gemmNR {
-		nr := min(gemmNR, j1-jr)
-		panel := dst[(jr-j0)*kc : (jr-j0)*kc+kc*gemmNR]
-		for p := 0; p < kc; p++ {
-			off := (p0+p)*ldb + jr
-			d := panel[p*gemmNR : p*gemmNR+gemmNR]
-			if nr == gemmNR { // a fixed-size copy, no memmove call
-				*(*[gemmNR]float32)(d) = *(*[gemmNR]float32)(b[off : off+gemmNR])
-				continue
-			}
-			copy(d, b[off:off+nr])
-			clear(d[nr:])
+	full := (j1 - j0) / gemmNR * gemmNR
+	for p := 0; p < kc; p++ {
+		row := b[(p0+p)*ldb+j0 : (p0+p)*ldb+j1]
+		for jr := 0; jr < full; jr += gemmNR {
+			// a fixed-size copy, no memmove call
+			*(*[gemmNR]float32)(dst[jr*kc+p*gemmNR:]) = *(*[gemmNR]float32)(row[jr:])
+		}
+		if full < len(row) {
+			d := dst[full*kc+p*gemmNR : full*kc+p*gemmNR+gemmNR]
+			copy(d, row[full:])
+			clear(d[len(row)-full:])
 		}
 	}
 }
@@ -138,17 +156,17 @@ func packA(a []float32, lda, p0, kc, i0, i1 int, dst []float32) {
 	}
 }
 
-// kern6x16Go is the portable micro-kernel: tile = A sliver · B panel, one
-// row and 8 columns at a time so the accumulators fit in registers.
-func kern6x16Go(kc int, a, b []float32, tile *[gemmMR * gemmNR]float32) {
+// kern6x16Go is the portable micro-kernel: tile = A sliver · B panel (rows
+// ldb apart), one row and 8 columns at a time so the accumulators fit in
+// registers.
+func kern6x16Go(kc int, a, b []float32, ldb int, tile *[gemmMR * gemmNR]float32) {
 	a = a[:kc*gemmMR]
-	b = b[:kc*gemmNR]
 	for r := 0; r < gemmMR; r++ {
 		for h := 0; h < gemmNR; h += 8 {
 			var c0, c1, c2, c3, c4, c5, c6, c7 float32
 			for p := 0; p < kc; p++ {
 				av := a[p*gemmMR+r]
-				bp := (*[8]float32)(b[p*gemmNR+h : p*gemmNR+h+8])
+				bp := (*[8]float32)(b[p*ldb+h : p*ldb+h+8])
 				c0 += av * bp[0]
 				c1 += av * bp[1]
 				c2 += av * bp[2]

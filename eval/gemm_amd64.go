@@ -11,7 +11,7 @@ func cpuid(eax, ecx uint32) (a, b, c, d uint32)
 func xgetbv() (eax uint32)
 
 //go:noescape
-func kern6x16AVX2(kc int, a, b *float32, tile *[gemmMR * gemmNR]float32)
+func kern6x16AVX2(kc int, a, b *float32, ldb int, tile *[gemmMR * gemmNR]float32)
 
 func detectFMA() bool {
 	maxID, _, _, _ := cpuid(0, 0)
@@ -30,14 +30,14 @@ func detectFMA() bool {
 	return b7&(1<<5) != 0 // AVX2
 }
 
-// kern6x16 sets tile to the 6×16 product of a packed A sliver and B panel
-// over kc steps.
-func kern6x16(kc int, a, b []float32, tile *[gemmMR * gemmNR]float32) {
+// kern6x16 sets tile to the 6×16 product of a packed A sliver and a B
+// panel whose rows are ldb apart, over kc steps.
+func kern6x16(kc int, a, b []float32, ldb int, tile *[gemmMR * gemmNR]float32) {
 	if hasFMA && kc > 0 {
 		_ = a[kc*gemmMR-1]
-		_ = b[kc*gemmNR-1]
-		kern6x16AVX2(kc, &a[0], &b[0], tile)
+		_ = b[(kc-1)*ldb+gemmNR-1]
+		kern6x16AVX2(kc, &a[0], &b[0], ldb, tile)
 		return
 	}
-	kern6x16Go(kc, a, b, tile)
+	kern6x16Go(kc, a, b, ldb, tile)
 }

@@ -18,14 +18,16 @@ TEXT ·xgetbv(SB), NOSPLIT, $0-4
 	MOVL AX, eax+0(FP)
 	RET
 
-// func kern6x16AVX2(kc int, a, b *float32, tile *[96]float32)
-// tile (6×16, row-major) = Σ_p a[p*6+r] · b[p*16+x]. Twelve accumulators
+// func kern6x16AVX2(kc int, a, b *float32, ldb int, tile *[96]float32)
+// tile (6×16, row-major) = Σ_p a[p*6+r] · b[p*ldb+x]. Twelve accumulators
 // (Y0–Y11) cover the FMA latency; B's row sits in Y12/Y13.
-TEXT ·kern6x16AVX2(SB), NOSPLIT, $0-32
+TEXT ·kern6x16AVX2(SB), NOSPLIT, $0-40
 	MOVQ kc+0(FP), CX
 	MOVQ a+8(FP), SI
 	MOVQ b+16(FP), DI
-	MOVQ tile+24(FP), DX
+	MOVQ ldb+24(FP), R9
+	SHLQ $2, R9
+	MOVQ tile+32(FP), DX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -61,7 +63,7 @@ loop:
 	VFMADD231PS Y12, Y15, Y10
 	VFMADD231PS Y13, Y15, Y11
 	ADDQ $24, SI
-	ADDQ $64, DI
+	ADDQ R9, DI
 	DECQ CX
 	JNZ  loop
 

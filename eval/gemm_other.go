@@ -6,6 +6,6 @@ var hasFMA = false
 
 func setFMA(on bool) {}
 
-func kern6x16(kc int, a, b []float32, tile *[gemmMR * gemmNR]float32) {
-	kern6x16Go(kc, a, b, tile)
+func kern6x16(kc int, a, b []float32, ldb int, tile *[gemmMR * gemmNR]float32) {
+	kern6x16Go(kc, a, b, ldb, tile)
 }

@@ -91,3 +91,25 @@ func BenchmarkGemmKernel(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGemmDirectB compares reading B in place with packing it, for
+// the few-rows products of convolutions (m output channels, n positions)
+// and a square one, two threads.
+func BenchmarkGemmDirectB(b *testing.B) {
+	rng := rand.New(rand.NewSource(1))
+	for _, sh := range []struct{ m, k, n int }{{16, 576, 13824}, {24, 64, 32768}, {72, 288, 4096}} {
+		x, y := randTensor(rng, sh.m, sh.k).F, randTensor(rng, sh.k, sh.n).F
+		c := make([]float32, sh.m*sh.n)
+		for _, rows := range []int{0, 72} {
+			b.Run(fmt.Sprintf("%dx%dx%d/direct-rows=%d", sh.m, sh.k, sh.n, rows), func(b *testing.B) {
+				saved := gemmDirectRows
+				gemmDirectRows = rows
+				defer func() { gemmDirectRows = saved }()
+				for i := 0; i < b.N; i++ {
+					gemmBatch(x, y, c, []int{0}, []int{0}, sh.m, sh.k, sh.n, 2)
+				}
+				b.ReportMetric(2*float64(sh.m*sh.k*sh.n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
