@@ -27,99 +27,164 @@ type attnSpec struct {
 	fillValue float64
 }
 
-// Tile sizes: a query block shares each loaded key block.
+// Tile sizes: a query block shares each packed key block. attnBQ is a
+// multiple of gemmMR and attnBK of gemmNR, so both products run on the GEMM
+// micro-kernel (gemm.go) whole tiles at a time.
 const (
-	attnBQ = 16
+	attnBQ = 48
 	attnBK = 64
 )
+
+// attnBufs are one worker's packed tiles.
+type attnBufs struct {
+	qp, kp, vp, pp, s, acc, m, l []float32
+	tile                         [gemmMR * gemmNR]float32
+}
+
+func newAttnBufs(sp *attnSpec) *attnBufs {
+	dvPad := (sp.Dv + gemmNR - 1) / gemmNR * gemmNR
+	return &attnBufs{
+		qp: make([]float32, attnBQ*sp.Dqk), kp: make([]float32, attnBK*sp.Dqk),
+		vp: make([]float32, attnBK*dvPad), pp: make([]float32, attnBQ*attnBK),
+		s: make([]float32, attnBQ*attnBK), acc: make([]float32, attnBQ*sp.Dv),
+		m: make([]float32, attnBQ), l: make([]float32, attnBQ),
+	}
+}
 
 // flashAttention computes softmax(s)·V tile by tile with an online softmax
 // (running max and sum, rescaled as each key block arrives) — no Nq×Nk
 // buffer — in parallel over (batch, head, query block). Rows with no
 // admissible key give zeros. Result is (B,Hq,Nq,Dv).
+//
+// Scores, probabilities and the output accumulate in float32, like ONNX
+// Runtime's CPU attention; exponentials use expf (exp32.go). Q·Kᵀ and P·V
+// run on the GEMM micro-kernel over packed blocks.
 func flashAttention(sp *attnSpec, threads int) []float32 {
 	out := make([]float32, sp.B*sp.Hq*sp.Nq*sp.Dv)
 	qBlocks := (sp.Nq + attnBQ - 1) / attnBQ
 	tasks := sp.B * sp.Hq * qBlocks
-	group := sp.Hq / sp.Hkv
 	if sp.B*sp.Hq*sp.Nq*sp.Nk*(sp.Dqk+sp.Dv) < 1<<15 {
 		threads = 1
 	}
 	parallelFor(tasks, threads, func(lo, hi int) {
-		s := make([]float64, attnBQ*attnBK)
-		m := make([]float64, attnBQ)
-		l := make([]float64, attnBQ)
-		acc := make([]float64, attnBQ*sp.Dv)
+		w := newAttnBufs(sp)
 		for t := lo; t < hi; t++ {
 			b := t / (sp.Hq * qBlocks)
 			h := (t / qBlocks) % sp.Hq
 			q0 := (t % qBlocks) * attnBQ
-			q1 := min(q0+attnBQ, sp.Nq)
-			nq := q1 - q0
-			kh := h / group
-			qBase := ((b*sp.Hq + h) * sp.Nq) * sp.Dqk
-			kBase := ((b*sp.Hkv + kh) * sp.Nk) * sp.Dqk
-			vBase := ((b*sp.Hkv + kh) * sp.Nk) * sp.Dv
-			for i := 0; i < nq; i++ {
-				m[i], l[i] = math.Inf(-1), 0
-			}
-			clear(acc[:nq*sp.Dv])
-			for k0 := 0; k0 < sp.Nk; k0 += attnBK {
-				k1 := min(k0+attnBK, sp.Nk)
-				nk := k1 - k0
-				for i := 0; i < nq; i++ {
-					qi := q0 + i
-					qrow := sp.Q[qBase+qi*sp.Dqk : qBase+(qi+1)*sp.Dqk]
-					srow := s[i*attnBK : i*attnBK+nk]
-					for jj := range srow {
-						srow[jj] = sp.score(b, h, qi, k0+jj, qrow, sp.K[kBase+(k0+jj)*sp.Dqk:kBase+(k0+jj+1)*sp.Dqk])
-					}
-					// online softmax update for row i
-					bm := math.Inf(-1)
-					for _, x := range srow {
-						if x > bm { // scores are never NaN (see score)
-							bm = x
-						}
-					}
-					if math.IsInf(bm, -1) {
-						continue // nothing admissible in this block
-					}
-					mNew := max(m[i], bm)
-					corr := math.Exp(m[i] - mNew) // 0 when m was -inf
-					l[i] *= corr
-					arow := acc[i*sp.Dv : (i+1)*sp.Dv]
-					if corr != 1 {
-						for d := range arow {
-							arow[d] *= corr
-						}
-					}
-					for jj, x := range srow {
-						p := math.Exp(x - mNew)
-						if p == 0 {
-							continue
-						}
-						l[i] += p
-						vrow := sp.V[vBase+(k0+jj)*sp.Dv : vBase+(k0+jj+1)*sp.Dv]
-						for d, v := range vrow {
-							arow[d] += p * float64(v)
-						}
-					}
-					m[i] = mNew
-				}
-			}
-			oBase := ((b*sp.Hq + h) * sp.Nq) * sp.Dv
-			for i := 0; i < nq; i++ {
-				orow := out[oBase+(q0+i)*sp.Dv : oBase+(q0+i+1)*sp.Dv]
-				if l[i] == 0 {
-					continue // fully masked row: zeros
-				}
-				for d := range orow {
-					orow[d] = float32(acc[i*sp.Dv+d] / l[i])
-				}
-			}
+			sp.queryBlock(w, out, b, h, q0, min(q0+attnBQ, sp.Nq))
 		}
 	})
 	return out
+}
+
+// queryBlock computes output rows [q0,q1) of head h of batch b.
+func (sp *attnSpec) queryBlock(w *attnBufs, out []float32, b, h, q0, q1 int) {
+	nq := q1 - q0
+	kh := h / (sp.Hq / sp.Hkv)
+	dqk, dv := sp.Dqk, sp.Dv
+	qBase := ((b*sp.Hq + h) * sp.Nq) * dqk
+	kBase := ((b*sp.Hkv + kh) * sp.Nk) * dqk
+	vBase := ((b*sp.Hkv + kh) * sp.Nk) * dv
+	plain := sp.fmask == nil && sp.bmask == nil && !sp.causal && sp.kvLen == nil && sp.softcap <= 0
+	scale := float32(sp.scale)
+	negInf := float32(math.Inf(-1))
+	packA(sp.Q[qBase:], dqk, 0, dqk, q0, q1, w.qp)
+	for i := 0; i < nq; i++ {
+		w.m[i], w.l[i] = negInf, 0
+	}
+	clear(w.acc[:nq*dv])
+	for k0 := 0; k0 < sp.Nk; k0 += attnBK {
+		k1 := min(k0+attnBK, sp.Nk)
+		nk := k1 - k0
+		packKT(sp.K[kBase:], dqk, k0, k1, w.kp)
+		// S = Q·Kᵀ for the block
+		macroKernel(dqk, nq, nk, w.qp, w.kp, dqk, gemmNR, w.s, attnBK, false, &w.tile)
+		// online softmax per row; P goes to w.pp as gemmMR-tall slivers
+		for i := 0; i < nq; i++ {
+			srow := w.s[i*attnBK : i*attnBK+nk]
+			if plain {
+				for jj, x := range srow {
+					x *= scale
+					if x != x {
+						x = negInf // NaN scores are excluded, as in score
+					}
+					srow[jj] = x
+				}
+			} else {
+				for jj, x := range srow {
+					srow[jj] = float32(sp.scoreOf(b, h, q0+i, k0+jj, x))
+				}
+			}
+			sl := w.pp[(i/gemmMR)*gemmMR*nk:]
+			r := i % gemmMR
+			bm := negInf
+			for _, x := range srow {
+				if x > bm { // no NaN here; the builtin max pays for NaN and ±0
+					bm = x
+				}
+			}
+			if bm == negInf { // nothing admissible in this block
+				for jj := range srow {
+					sl[jj*gemmMR+r] = 0
+				}
+				continue
+			}
+			mNew := max(w.m[i], bm)
+			if corr := expf(w.m[i] - mNew); corr != 1 { // 0 when m was -inf
+				w.l[i] *= corr
+				arow := w.acc[i*dv : (i+1)*dv]
+				for d := range arow {
+					arow[d] *= corr
+				}
+			}
+			w.l[i] += float32(expShift(srow, srow, mNew))
+			for jj, p := range srow {
+				sl[jj*gemmMR+r] = p
+			}
+			w.m[i] = mNew
+		}
+		for i := nq; i < (nq+gemmMR-1)/gemmMR*gemmMR; i++ { // padding rows of the last sliver
+			sl := w.pp[(i/gemmMR)*gemmMR*nk:]
+			for jj := 0; jj < nk; jj++ {
+				sl[jj*gemmMR+i%gemmMR] = 0
+			}
+		}
+		// acc += P·V
+		packB(sp.V[vBase:], dv, k0, nk, 0, dv, w.vp)
+		macroKernel(nk, nq, dv, w.pp, w.vp, nk, gemmNR, w.acc, dv, true, &w.tile)
+	}
+	oBase := ((b*sp.Hq + h) * sp.Nq) * dv
+	for i := 0; i < nq; i++ {
+		if w.l[i] == 0 {
+			continue // fully masked row: zeros
+		}
+		orow := out[oBase+(q0+i)*dv : oBase+(q0+i+1)*dv]
+		inv := 1 / w.l[i]
+		for d, x := range w.acc[i*dv : (i+1)*dv] {
+			orow[d] = x * inv
+		}
+	}
+}
+
+// packKT packs rows [k0,k1) of K (row stride dqk) transposed, as the
+// 16-key panels the micro-kernel reads for Q·Kᵀ, zero-padding keys.
+func packKT(k []float32, dqk, k0, k1 int, dst []float32) {
+	for jr := k0; jr < k1; jr += gemmNR {
+		nr := min(gemmNR, k1-jr)
+		panel := dst[(jr-k0)*dqk : (jr-k0)*dqk+dqk*gemmNR]
+		for x := 0; x < gemmNR; x++ {
+			if x >= nr {
+				for p := 0; p < dqk; p++ {
+					panel[p*gemmNR+x] = 0
+				}
+				continue
+			}
+			for p, v := range k[(jr+x)*dqk : (jr+x+1)*dqk] {
+				panel[p*gemmNR+x] = v
+			}
+		}
+	}
 }
 
 // score is the masked, scaled logit of query i against key j; -Inf when the
@@ -129,6 +194,11 @@ func (sp *attnSpec) score(b, h, i, j int, q, k []float32) float64 {
 	for d, x := range q {
 		dot += x * k[d]
 	}
+	return sp.scoreOf(b, h, i, j, dot)
+}
+
+// scoreOf scales, caps and masks the dot product of query i and key j.
+func (sp *attnSpec) scoreOf(b, h, i, j int, dot float32) float64 {
 	s := float64(dot) * sp.scale
 	if sp.softcap > 0 {
 		s = sp.softcap * math.Tanh(s/sp.softcap)

@@ -136,19 +136,8 @@ func walk2(out, sa, sb []int, fn func(o, a, b int)) {
 			a += la
 			b += lb
 		}
-		ax := r - 2
-		for ; ax >= 0; ax-- {
-			idx[ax]++
-			ba += sa[ax]
-			bb += sb[ax]
-			if idx[ax] < out[ax] {
-				break
-			}
-			ba -= sa[ax] * out[ax]
-			bb -= sb[ax] * out[ax]
-			idx[ax] = 0
-		}
-		if ax < 0 {
+		var more bool
+		if ba, bb, more = nextRow(idx, out, sa, sb, ba, bb); !more {
 			return
 		}
 	}
@@ -168,4 +157,22 @@ func expandTo(t *Tensor, out []int) *Tensor {
 		walk2(out, st, zero, func(o, a, _ int) { res.B[o] = t.B[a] })
 	}
 	return res
+}
+
+// nextRow steps the multi-index idx over every axis of dims but the last
+// to the next row, moving the operand offsets ba and bb along their
+// strides; more is false after the last row.
+func nextRow(idx, dims, sa, sb []int, ba, bb int) (int, int, bool) {
+	for ax := len(dims) - 2; ax >= 0; ax-- {
+		idx[ax]++
+		ba += sa[ax]
+		bb += sb[ax]
+		if idx[ax] < dims[ax] {
+			return ba, bb, true
+		}
+		ba -= sa[ax] * dims[ax]
+		bb -= sb[ax] * dims[ax]
+		idx[ax] = 0
+	}
+	return ba, bb, false
 }

@@ -65,51 +65,103 @@ func geometry(c *opCtx, in, k []int, ceil bool) (*convGeom, error) {
 }
 
 // im2col lays out, for one image of C channels, rows (c, kernel offset) ×
-// columns (output position), zero where the window hits padding.
-func im2col(x []float32, C int, g *convGeom, cols []float32) {
+// columns (output position), zero where the window hits padding. Rows are
+// filled in parallel; along the last spatial axis the in-bounds span of
+// output positions is computed once per run, so the copy loop has no
+// per-element bounds tests.
+func im2col(x []float32, C int, g *convGeom, cols []float32, threads int) {
 	n := len(g.in)
-	outSp := numel(g.out)
-	kSp := numel(g.k)
+	outSp, kSp, inSp := numel(g.out), numel(g.k), numel(g.in)
 	inStr := contiguousStrides(g.in)
-	inSp := numel(g.in)
-	ocoord := make([][]int, n)
-	for d := range ocoord {
-		ocoord[d] = make([]int, outSp)
-	}
-	forIndex(g.out, func(p int, ix []int) {
-		for d := range ix {
-			ocoord[d][p] = ix[d]*g.stride[d] - g.padB[d]
-		}
-	})
-	kc := make([]int, n)
-	for ki := 0; ki < kSp; ki++ {
-		r := ki
-		for d := n - 1; d >= 0; d-- {
-			kc[d] = (r % g.k[d]) * g.dil[d]
-			r /= g.k[d]
-		}
-		for ch := 0; ch < C; ch++ {
-			row := cols[(ch*kSp+ki)*outSp : (ch*kSp+ki+1)*outSp]
+	last := n - 1
+	ol, il := g.out[last], g.in[last]
+	sl, pl := g.stride[last], g.padB[last]
+	parallelFor(C*kSp, elemThreads(len(cols), threads), func(lo, hi int) {
+		kc := make([]int, n)
+		oc := make([]int, n) // output index over the leading axes
+		for row := lo; row < hi; row++ {
+			ch, ki := row/kSp, row%kSp
+			r := ki
+			for d := n - 1; d >= 0; d-- {
+				kc[d] = (r % g.k[d]) * g.dil[d]
+				r /= g.k[d]
+			}
+			dst := cols[row*outSp : (row+1)*outSp]
 			src := x[ch*inSp : (ch+1)*inSp]
-			for p := range row {
-				off := 0
-				ok := true
-				for d := 0; d < n; d++ {
-					ic := ocoord[d][p] + kc[d]
+			// last-axis positions ox with 0 <= ox*sl - pl + kc < il
+			shift := kc[last] - pl
+			x0 := 0
+			if shift < 0 {
+				x0 = min(ol, (-shift+sl-1)/sl)
+			}
+			x1 := max(x0, min(ol, ceilDiv(il-shift, sl)))
+			clear(oc)
+			for run := 0; run < outSp; run += ol {
+				seg := dst[run : run+ol]
+				base, ok := 0, true
+				for d := 0; d < last; d++ {
+					ic := oc[d]*g.stride[d] - g.padB[d] + kc[d]
 					if ic < 0 || ic >= g.in[d] {
 						ok = false
 						break
 					}
-					off += ic * inStr[d]
+					base += ic * inStr[d]
 				}
-				if ok {
-					row[p] = src[off]
+				if !ok {
+					clear(seg)
 				} else {
-					row[p] = 0
+					zero(seg[:x0])
+					zero(seg[x1:])
+					if x1 > x0 {
+						first := base + x0*sl + shift
+						if sl == 1 {
+							copy(seg[x0:x1], src[first:first+x1-x0])
+						} else {
+							in := src[first : first+(x1-x0-1)*sl+1]
+							out := seg[x0:x1]
+							for i := range out {
+								out[i] = in[i*sl]
+							}
+						}
+					}
+				}
+				for d := last - 1; d >= 0; d-- { // next run
+					oc[d]++
+					if oc[d] < g.out[d] {
+						break
+					}
+					oc[d] = 0
 				}
 			}
 		}
+	})
+}
+
+// zero clears a short span inline (the padding at a row's ends), where a
+// memclr call would cost more than the stores.
+func zero(s []float32) {
+	for i := 0; i < len(s); i++ {
+		s[i] = 0
 	}
+}
+
+// ceilDiv is ⌈a/b⌉ for b > 0, a of either sign.
+func ceilDiv(a, b int) int {
+	if a <= 0 {
+		return -(-a / b)
+	}
+	return (a + b - 1) / b
+}
+
+// pointwise reports a 1×1 convolution that reads every input position once
+// in order, whose im2col matrix is the input itself.
+func (g *convGeom) pointwise() bool {
+	for d := range g.k {
+		if g.k[d] != 1 || g.stride[d] != 1 || g.padB[d] != 0 || g.padE[d] != 0 || g.out[d] != g.in[d] {
+			return false
+		}
+	}
+	return true
 }
 
 func opConv(c *opCtx, in []*Tensor) ([]*Tensor, error) {
@@ -134,13 +186,21 @@ func opConv(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 	kSp, inSp, outSp := numel(g.k), numel(g.in), numel(g.out)
 	rows := cg * kSp
 	out := NewTensor(x.DType, append([]int{N, M}, g.out...))
-	cols := make([]float32, rows*outSp)
+	var cols []float32
+	if !g.pointwise() {
+		buf := scratch.get(rows * outSp)
+		defer scratch.put(buf)
+		cols = *buf
+	}
 	for n := 0; n < N; n++ {
 		for gi := 0; gi < groups; gi++ {
-			im2col(x.F[(n*C+gi*cg)*inSp:], cg, g, cols)
+			xg := x.F[(n*C+gi*cg)*inSp : (n*C+(gi+1)*cg)*inSp]
+			if cols != nil {
+				im2col(xg, cg, g, cols, c.threads)
+				xg = cols
+			}
 			wg := w.F[gi*mg*rows : (gi+1)*mg*rows]
-			r := batchedMatMul(wg, cols, []int{0}, []int{0}, mg, rows, outSp, c.threads)
-			copy(out.F[(n*M+gi*mg)*outSp:], r)
+			gemmBatch(wg, xg, out.F[(n*M+gi*mg)*outSp:], []int{0}, []int{0}, mg, rows, outSp, c.threads)
 		}
 	}
 	if len(in) > 2 && in[2] != nil {

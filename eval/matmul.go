@@ -6,62 +6,11 @@ import (
 	"github.com/attnopt/attnopt/graph"
 )
 
-// Block sizes of the matmul kernel: a kc×nc panel of B stays in cache
-// while rows of A stream past it.
-const (
-	mmKC = 128
-	mmNC = 512
-	mmMR = 16 // rows per parallel task
-)
-
-// gemmRows computes C[i,:] += A[i,:]·B for rows [r0,r1) of a row-major
-// M×K A and K×N B, blocked over K and N. The inner loop is an axpy over a
-// contiguous row of B, which the compiler keeps in registers.
-func gemmRows(a, b, c []float32, k, n, r0, r1 int) {
-	for j0 := 0; j0 < n; j0 += mmNC {
-		j1 := min(j0+mmNC, n)
-		for p0 := 0; p0 < k; p0 += mmKC {
-			p1 := min(p0+mmKC, k)
-			for i := r0; i < r1; i++ {
-				ci := c[i*n+j0 : i*n+j1]
-				ai := a[i*k : i*k+k]
-				for p := p0; p < p1; p++ {
-					s := ai[p]
-					if s == 0 {
-						continue
-					}
-					bp := b[p*n+j0 : p*n+j1]
-					bp = bp[:len(ci)] // lets the compiler drop bounds checks
-					for j := range ci {
-						ci[j] += s * bp[j]
-					}
-				}
-			}
-		}
-	}
-}
-
 // batchedMatMul multiplies count pairs: A_b (m×k) at aOff[b], B_b (k×n) at
-// bOff[b], into C (count×m×n), parallel over (batch, row block).
+// bOff[b], into C (count×m×n) with the packed GEMM of gemm.go.
 func batchedMatMul(a, b []float32, aOff, bOff []int, m, k, n, threads int) []float32 {
-	count := len(aOff)
-	c := make([]float32, count*m*n)
-	blocks := (m + mmMR - 1) / mmMR
-	tasks := count * blocks
-	work := count * m * n * k
-	if work < 1<<15 {
-		threads = 1
-	}
-	parallelFor(tasks, threads, func(lo, hi int) {
-		for t := lo; t < hi; t++ {
-			bi, rb := t/blocks, t%blocks
-			r0, r1 := rb*mmMR, min(rb*mmMR+mmMR, m)
-			ab := a[aOff[bi] : aOff[bi]+m*k]
-			bb := b[bOff[bi] : bOff[bi]+k*n]
-			cb := c[bi*m*n : (bi+1)*m*n]
-			gemmRows(ab, bb, cb, k, n, r0, r1)
-		}
-	})
+	c := make([]float32, len(aOff)*m*n)
+	gemmBatch(a, b, c, aOff, bOff, m, k, n, threads)
 	return c
 }
 

@@ -115,7 +115,13 @@ var ariths = map[string]arith{
 func init() {
 	for _, op := range []string{"Add", "Sub", "Mul", "Div", "Pow"} {
 		ar := ariths[op]
+		kind, fast := arithKinds[op]
 		register("", op, func(c *opCtx, in []*Tensor) ([]*Tensor, error) {
+			if fast {
+				if out, ok, err := arithF32(kind, in[0], in[1], c.threads); ok {
+					return []*Tensor{out}, err
+				}
+			}
 			out, err := binaryOp(in[0], in[1], c.threads, ar.ff, ar.fi)
 			return []*Tensor{out}, err
 		})

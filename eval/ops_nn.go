@@ -8,28 +8,42 @@ import (
 )
 
 // softmaxRows normalizes along an axis of length d laid out with stride
-// inner, for outer×inner independent rows; log selects LogSoftmax.
+// inner, for outer×inner independent rows; log selects LogSoftmax. It
+// computes in float32 with expf (exp32.go), as ONNX Runtime's CPU kernel
+// does; only the row sum accumulates in float64, so a long row's result
+// does not depend on its length.
 func softmaxRows(x []float32, outer, d, inner int, log bool, threads int) []float32 {
 	out := make([]float32, len(x))
 	parallelFor(outer*inner, elemThreads(len(x), threads), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			o, i := r/inner, r%inner
 			base := o*d*inner + i
-			mx := math.Inf(-1)
+			mx := float32(math.Inf(-1))
 			for j := 0; j < d; j++ {
-				mx = math.Max(mx, float64(x[base+j*inner]))
-			}
-			sum := 0.0
-			for j := 0; j < d; j++ {
-				sum += math.Exp(float64(x[base+j*inner]) - mx)
-			}
-			for j := 0; j < d; j++ {
-				v := float64(x[base+j*inner]) - mx
-				if log {
-					out[base+j*inner] = float32(v - math.Log(sum))
-				} else {
-					out[base+j*inner] = float32(math.Exp(v) / sum)
+				if v := x[base+j*inner]; v > mx || v != v {
+					mx = v
 				}
+			}
+			var sum float64
+			if inner == 1 {
+				sum = expShift(out[base:base+d], x[base:base+d], mx)
+			} else {
+				for j := 0; j < d; j++ {
+					e := expf(x[base+j*inner] - mx)
+					out[base+j*inner] = e
+					sum += float64(e)
+				}
+			}
+			if log {
+				ls := float32(math.Log(sum))
+				for j := 0; j < d; j++ {
+					out[base+j*inner] = x[base+j*inner] - mx - ls
+				}
+				continue
+			}
+			inv := float32(1 / sum)
+			for j := 0; j < d; j++ {
+				out[base+j*inner] *= inv
 			}
 		}
 	})

@@ -355,7 +355,7 @@ func transpose(x *Tensor, perm []int) *Tensor {
 	zero := make([]int, r)
 	switch {
 	case x.F != nil:
-		walk2(shape, pst, zero, func(o, a, _ int) { out.F[o] = x.F[a] })
+		gatherF32(out.F, x.F, shape, pst)
 	case x.I != nil:
 		walk2(shape, pst, zero, func(o, a, _ int) { out.I[o] = x.I[a] })
 	default:

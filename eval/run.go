@@ -206,7 +206,7 @@ func execute(m *graph.Model, order []*graph.Node, feeds map[string]*Tensor, want
 			if i >= len(outs) || outs[i] == nil {
 				return nil, fmt.Errorf("node %s (%s): output %d (%q) is not produced", n.Label(), n.OpType, i, v.Name)
 			}
-			vals[v.Name] = outs[i].normalize()
+			vals[v.Name] = roundOutput(n, in, outs[i])
 		}
 		if opts.Trace != nil {
 			opts.Trace(n, outs)

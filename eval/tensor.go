@@ -115,16 +115,41 @@ func (t *Tensor) ints() []int64 {
 	return out
 }
 
-// roundTo rounds float storage to the precision of dt, in place.
+// roundTo rounds float storage to the precision of dt, in place, in bulk:
+// fp16 values in the normal range and every bf16 value round with integer
+// bit arithmetic; the rest (fp16 subnormals, overflow, Inf, NaN) go through
+// graph's converters, so results are bit-identical to a round trip.
 func roundTo(dt graph.DType, v []float32) {
 	switch dt {
 	case graph.Float16:
-		for i, x := range v {
-			v[i] = graph.HalfToFloat(graph.FloatToHalf(x))
-		}
+		roundHalf(v)
 	case graph.BFloat16:
 		for i, x := range v {
-			v[i] = math.Float32frombits(uint32(graph.FloatToBF16(x)) << 16)
+			b := math.Float32bits(x)
+			if b&0x7fffffff > 0x7f800000 {
+				v[i] = math.Float32frombits((b | 0x400000) &^ 0xffff) // quiet NaN
+				continue
+			}
+			b += 0x7fff + (b>>16)&1
+			v[i] = math.Float32frombits(b &^ 0xffff)
+		}
+	}
+}
+
+// roundHalf rounds to the nearest binary16 value, ties to even.
+func roundHalf(v []float32) {
+	for i, x := range v {
+		b := math.Float32bits(x)
+		// float32 exponents 113..142 are fp16's normal exponents 1..30
+		if e := (b >> 23) & 0xff; e-113 < 30 {
+			b += 0xfff + (b>>13)&1
+			b &^= 0x1fff
+			if (b>>23)&0xff > 142 { // rounded past 65504
+				b = b&0x80000000 | 0x7f800000
+			}
+			v[i] = math.Float32frombits(b)
+		} else if x != 0 {
+			v[i] = graph.HalfToFloat(graph.FloatToHalf(x))
 		}
 	}
 }

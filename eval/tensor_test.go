@@ -87,3 +87,31 @@ func TestGraphTensorConversion(t *testing.T) {
 		t.Fatalf("fp16 rounding: %v", h.F[0])
 	}
 }
+
+// The bulk rounding is bit-identical to graph's converters on a stride
+// through every float32 bit pattern (both signs, subnormals, the fp16
+// overflow edge, Inf and NaN).
+func TestRoundToMatchesConverters(t *testing.T) {
+	var in []float32
+	for b := uint64(0); b < 1<<32; b += 251 {
+		in = append(in, math.Float32frombits(uint32(b)))
+	}
+	for _, x := range []float32{65504, 65519.99, 65520, -65520, 0x1p-14, 0x1p-24, 0x1p-25, 1 + 0x1p-11, 1 + 3*0x1p-11} {
+		in = append(in, x)
+	}
+	for _, dt := range []graph.DType{graph.Float16, graph.BFloat16} {
+		got := append([]float32{}, in...)
+		roundTo(dt, got)
+		for i, x := range in {
+			var want float32
+			if dt == graph.Float16 {
+				want = graph.HalfToFloat(graph.FloatToHalf(x))
+			} else {
+				want = math.Float32frombits(uint32(graph.FloatToBF16(x)) << 16)
+			}
+			if math.Float32bits(got[i]) != math.Float32bits(want) {
+				t.Fatalf("%s: %g (%#x) rounds to %#x, want %#x", dt, x, math.Float32bits(x), math.Float32bits(got[i]), math.Float32bits(want))
+			}
+		}
+	}
+}

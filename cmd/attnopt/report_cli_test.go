@@ -205,9 +205,9 @@ func TestRewriteReportFlag(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := string(data)
-		maxAbs := "1.55e-06"
+		maxAbs := "1.91e-06"
 		if ext == "json" {
-			maxAbs = `"max_abs": 0.00000154972`
+			maxAbs = `"max_abs": 0.00000190734`
 		}
 		for _, w := range []string{"/softmax/Softmax", "fused", maxAbs} {
 			if !strings.Contains(s, w) {
