@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Makes a virtual environment with ONNX Runtime's transformers optimizer from
-# PyPI (bench/.venv), builds attnopt and prints the comparison table.
+# Makes a virtual environment with ONNX Runtime's transformers optimizer and
+# onnxscript from PyPI (bench/.venv), builds attnopt and prints the comparison table.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/.." && pwd)"

@@ -98,6 +98,7 @@ func (m *matcher) matchSoftmax(sm *graph.Node) (*Site, *Reject) {
 	nodes = append(nodes, post...)
 	nodes = append(nodes, s.extra...)
 	m.unrepeatKV(s)
+	m.unviewK(s)
 	if r := m.fillShapes(s); r != nil {
 		return nil, r
 	}

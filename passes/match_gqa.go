@@ -154,6 +154,43 @@ func (m *matcher) unrepeatKV(s *Site) {
 	s.K, s.KTransposed, s.V = k.base, false, v.base
 }
 
+// unviewK looks through the views dynamo writes around Kᵀ
+// (Reshape(Transpose(Reshape(K, (B·H, N, D)), (0, 2, 1)), (B, H, D, N))): the
+// farthest rank-4 tensor with K's batch and head dims that only
+// leading-dim Reshapes and last-two-axis Transposes separate from it, when
+// it is K in its natural layout. The op then reads K itself and the views
+// die, instead of being undone by more layout ops.
+func (m *matcher) unviewK(s *Site) {
+	if s.Repeated != nil || s.Q.Type.Rank() != 4 || !s.KTransposed || s.K.Type.Rank() != 4 {
+		return
+	}
+	var best *graph.Value
+	swap, reshaped := false, false
+	x := s.K
+	for i := 0; i < 6; i++ {
+		p := x.Producer()
+		switch {
+		case p == nil:
+		case p.Is("Transpose") && swapsLastTwo(p):
+			swap, x = !swap, p.Input(0)
+		case p.Is("Reshape") && sameLastTwo(p.Input(0), x):
+			reshaped, x = true, p.Input(0)
+		default:
+			p = nil
+		}
+		if p == nil {
+			break
+		}
+		xs, ks := x.Type.Shape, s.K.Type.Shape
+		if reshaped && swap && x.Type.Rank() == 4 && xs[0].Equal(ks[0]) && xs[1].Equal(ks[1]) {
+			best = x
+		}
+	}
+	if best != nil {
+		s.K, s.KTransposed = best, false
+	}
+}
+
 // expandedKV is the site as it reads K and V repeated to every query head,
 // for targets without grouped-query attention.
 func expandedKV(s *Site) *Site {

@@ -63,6 +63,7 @@ func TestMatcherVariants(t *testing.T) {
 		{"gqa tile", with(func(o *O) { o.Repeat = "tile"; o.KVHeads = 1 }), 1, MaskNone, false, 1, 4, false, "gqa", ""},
 		{"gqa gather", with(func(o *O) { o.Repeat = "gather"; o.KVHeads = 2 }), 1, MaskNone, false, 1, 4, false, "gqa", ""},
 		{"gqa dynamo 3-d view", with(func(o *O) { o.Repeat = "expand_3d"; o.KVHeads = 2 }), 1, MaskNone, false, 1, 4, false, "gqa", ""},
+		{"dynamo Kt view", with(func(o *O) { o.KForm = "view3d" }), 1, MaskNone, false, 1, 4, false, "MatMul/scale", ""},
 		// Negative cases.
 		{"opset 11 default axis", with(func(o *O) { o.Opset = 11 }), 0, "", false, 0, 0, false, "", "normalises the flattened dims 1..3"},
 		{"softmax over queries", with(func(o *O) { o.SoftmaxAxis = 2 }), 0, "", false, 0, 0, false, "", "not the key (last) axis"},
@@ -111,7 +112,7 @@ func TestMatcherVariants(t *testing.T) {
 				if h, _ := s.KVHeads.Value(); h != int64(tc.opts.KVHeads) || s.K.Name != "k" || s.V.Name != "v" {
 					t.Errorf("kv_heads %s reading %s/%s, want %d reading k/v", s.KVHeads, s.K.Name, s.V.Name, tc.opts.KVHeads)
 				}
-			} else if tc.opts.KForm == "pre" || tc.opts.KForm == "einsum-natural" {
+			} else if tc.opts.KForm == "pre" || tc.opts.KForm == "einsum-natural" || tc.opts.KForm == "view3d" {
 				if s.K.Name != "k" {
 					t.Errorf("k = %s, want the input k", s.K.Name)
 				}

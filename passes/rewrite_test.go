@@ -46,6 +46,7 @@ func rewriteCases() map[string]*testgraph.B {
 		"causal_shifted":   with(func(o *O) { o.Mask = "causal_shifted"; o.Opset = 23 }),
 		"gqa_expand":       with(func(o *O) { o.Repeat = "expand"; o.KVHeads = 2; o.Mask = "causal_trilu"; o.Opset = 23 }),
 		"gqa_dynamo_view":  with(func(o *O) { o.Repeat = "expand_3d"; o.KVHeads = 1; o.Opset = 23 }),
+		"k_view3d":         with(func(o *O) { o.KForm = "view3d"; o.Scale = "div"; o.Opset = 23 }),
 		"head_scale":       with(func(o *O) { o.HeadScale = "computed"; o.Mask = "add"; o.Opset = 23 }),
 		"batch_divisor":    with(func(o *O) { o.HeadScale = "div_batch"; o.Scale = "div" }),
 	}

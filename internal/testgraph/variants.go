@@ -16,7 +16,7 @@ type Opts struct {
 	NK, DV     int
 	Rank       int    // 2, 3 or 4
 	Op         string // "MatMul" or "Einsum"
-	KForm      string // "transpose" (default), "pre" (K given as Kᵀ), "einsum-natural"
+	KForm      string // "transpose" (default), "pre" (K given as Kᵀ), "einsum-natural", "view3d" (dynamo's Kᵀ)
 	Scale      string // "none", "mul", "div", "q", "qk", "shape"
 	// HeadScale multiplies the scores by an (H, 1, 1) tensor: "const",
 	// "computed" (exp(clip(w)), Swin V2's logit scale at run time) or
@@ -111,7 +111,15 @@ func Attention(o Opts) *B {
 		s = b.Node("Einsum", []string{q, k}, Str("equation", batch+"id,"+batch+"jd->"+batch+"ij"))
 	default:
 		kt := k
-		if o.KForm != "pre" {
+		switch o.KForm {
+		case "pre":
+		case "view3d":
+			// dynamo: Kᵀ through a (B·H, N, D) view, rank 4 only.
+			bh, nk, d := int64(o.B*o.H), int64(o.NK), int64(o.D)
+			k3 := b.Node("Reshape", []string{k, b.I64(bh, nk, d)})
+			k3 = b.Node("Transpose", []string{k3}, Ints("perm", 0, 2, 1))
+			kt = b.Node("Reshape", []string{k3, b.I64(int64(o.B), int64(o.H), d, nk)})
+		default:
 			kt = b.Node("Transpose", []string{k}, Ints("perm", swapPerm(o.Rank)...))
 		}
 		if o.Scale == "qk" {
