@@ -4,8 +4,6 @@ import (
 	"testing"
 
 	"github.com/attnopt/attnopt/graph"
-	"github.com/attnopt/attnopt/internal/hostile"
-	"github.com/attnopt/attnopt/internal/testgraph"
 	"github.com/attnopt/attnopt/passes"
 )
 
@@ -15,18 +13,10 @@ import (
 // check before saving and loads again; never a panic. Seeded with every
 // hostile class of issue 13, the crashers included.
 func FuzzRewrite(f *testing.F) {
-	f.Add(testgraph.SAGAN(17, 16, 4, 4).Bytes())
-	f.Add(testgraph.HFSelfAttention(17, "batch", "seq", 16, 2).Bytes())
-	f.Add(testgraph.Attention(testgraph.Opts{B: 1, H: 2, N: 4, D: 4, Mask: "causal"}).Bytes())
-	for _, b := range hostile.Models() {
-		f.Add(b)
-	}
+	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		m, err := graph.LoadBytes(data, "")
-		if err != nil {
-			if !graph.IsInputError(err) {
-				t.Fatalf("non-input error: %v", err)
-			}
+		m := loadOrInputError(t, data)
+		if m == nil {
 			return
 		}
 		passes.FindSites(m.Graph)

@@ -91,30 +91,26 @@ func naturalQ(e *emitter, s *Site) *graph.Value {
 
 // naturalK returns K as (…, Nk, Dqk), after the KV cache when there is one.
 func naturalK(e *emitter, s *Site) *graph.Value {
-	k := s.K
-	switch {
-	case s.KTransposed:
-		k = e.swapLast2(k)
-	case s.PackedHeads:
-		k = splitHeads(e, k, s.KVHeads)
-	}
-	k = appendCache(e, s.PastK, k)
-	s.present[0] = k
-	return k
+	return naturalKV(e, s, s.K, s.KTransposed, s.PastK, 0)
 }
 
 // naturalV returns V as (…, Nk, Dv), after the KV cache when there is one.
 func naturalV(e *emitter, s *Site) *graph.Value {
-	v := s.V
+	return naturalKV(e, s, s.V, s.VChannelsFirst, s.PastV, 1)
+}
+
+// naturalKV puts K or V (x, its last two axes swapped when swapped) in
+// (…, N, D) order behind its cache and records it as present output i.
+func naturalKV(e *emitter, s *Site, x *graph.Value, swapped bool, past *graph.Value, i int) *graph.Value {
 	switch {
-	case s.VChannelsFirst:
-		v = e.swapLast2(v)
+	case swapped:
+		x = e.swapLast2(x)
 	case s.PackedHeads:
-		v = splitHeads(e, v, s.KVHeads)
+		x = splitHeads(e, x, s.KVHeads)
 	}
-	v = appendCache(e, s.PastV, v)
-	s.present[1] = v
-	return v
+	x = appendCache(e, past, x)
+	s.present[i] = x
+	return x
 }
 
 // splitHeads is the adapter (B, N, H·D) → (B, H, N, D); cleanup cancels it
