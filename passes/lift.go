@@ -278,16 +278,7 @@ func liftVariant(s *Site) string {
 	if !s.Heads.Equal(s.KVHeads) {
 		v += "/gqa"
 	}
-	v += "/scale-" + s.ScaleForm.String()
-	if s.Mask != MaskNone {
-		v += "/mask-" + string(s.Mask)
-	}
-	if s.Causal {
-		v += "/causal"
-	}
-	if s.SlidingWindow > 0 {
-		v += fmt.Sprintf("/window-%d-kept-as-mask", s.SlidingWindow)
-	}
+	v += formSuffix(s, string(s.Mask))
 	if s.PastK != nil {
 		v += "/kv-cache"
 	}

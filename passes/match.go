@@ -145,16 +145,7 @@ func variantName(s *Site) string {
 	if s.KTransposed {
 		v += "/kt"
 	}
-	v += "/scale-" + s.ScaleForm.String()
-	if s.Mask != MaskNone {
-		v += "/mask-" + string(s.MaskForm)
-	}
-	if s.Causal {
-		v += "/causal"
-	}
-	if s.SlidingWindow > 0 {
-		v += fmt.Sprintf("/window-%d-kept-as-mask", s.SlidingWindow)
-	}
+	v += formSuffix(s, string(s.MaskForm))
 	if s.Repeated != nil {
 		v += "/gqa"
 	}
@@ -163,6 +154,23 @@ func variantName(s *Site) string {
 	}
 	if s.VChannelsFirst {
 		v += "/v-channels-first"
+	}
+	return v
+}
+
+// formSuffix names a site's scale, mask (as mask, when it has one),
+// causal and sliding-window forms: the part of a variant name that matched
+// and lifted sites share.
+func formSuffix(s *Site, mask string) string {
+	v := "/scale-" + s.ScaleForm.String()
+	if s.Mask != MaskNone {
+		v += "/mask-" + mask
+	}
+	if s.Causal {
+		v += "/causal"
+	}
+	if s.SlidingWindow > 0 {
+		v += fmt.Sprintf("/window-%d-kept-as-mask", s.SlidingWindow)
 	}
 	return v
 }
