@@ -170,5 +170,9 @@ func opWindowAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 
 func init() {
 	register("attnopt", "FlashAttention", opFlashAttention)
+	// The rewrite's canonical op (passes/canonical.go) has FlashAttention's
+	// semantics; evaluating it lets tests check a rewrite's stage 1 before
+	// any target lowers it.
+	register("attnopt.internal", "SDPA", opFlashAttention)
 	register("attnopt", "WindowAttention", opWindowAttention)
 }

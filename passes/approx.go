@@ -13,7 +13,7 @@ import (
 // projection is linear per token (1×1 convs, Linear), which it is in the
 // models this targets; it needs no change to the model's own nodes.
 
-func buildApprox(e *emitter, t Target, s *Site, p *Plan) (*graph.Value, error) {
+func buildApprox(e *emitter, s *Site, p *Plan) (*graph.Value, error) {
 	q, k, v := scaledQ(e, s), naturalK(e, s), naturalV(e, s)
 	if s.Rank == 2 {
 		q, k, v = e.unsqueeze(q, 0), e.unsqueeze(k, 0), e.unsqueeze(v, 0)
@@ -26,13 +26,13 @@ func buildApprox(e *emitter, t Target, s *Site, p *Plan) (*graph.Value, error) {
 			graph.IntsAttr("shift", p.Shift), graph.FloatAttr("scale", float32(s.Scale)))
 	case PlanPoolKV:
 		k, v = poolTokens(e, k, p.Grid.Dims, p.Stride), poolTokens(e, v, p.Grid.Dims, p.Stride)
-		out = t.Attend(e, s, q, k, v)
+		out = emitSDPA(e, s.ID, q, k, v, nil, s.Scale, false, false)
 	case PlanPoolQKV:
 		if e.opset < 11 {
 			return nil, fmt.Errorf("pool qkv needs Resize with sizes (opset 11 or later), the model has opset %d", e.opset)
 		}
 		small := pooled(p.Grid.Dims, p.Stride)
-		o := t.Attend(e, s, poolTokens(e, q, p.Grid.Dims, p.Stride), poolTokens(e, k, p.Grid.Dims, p.Stride), poolTokens(e, v, p.Grid.Dims, p.Stride))
+		o := emitSDPA(e, s.ID, poolTokens(e, q, p.Grid.Dims, p.Stride), poolTokens(e, k, p.Grid.Dims, p.Stride), poolTokens(e, v, p.Grid.Dims, p.Stride), nil, s.Scale, false, false)
 		out = upsampleTokens(e, o, q, small, p.Grid.Dims, p.Upsample)
 	default:
 		return nil, fmt.Errorf("unknown plan %q", p.Kind)

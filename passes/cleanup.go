@@ -4,11 +4,13 @@ import (
 	"github.com/attnopt/attnopt/graph"
 )
 
-// Layout cleanup: the rules below cancel the Transpose/Reshape pairs that a
-// rewrite inserts next to the model's own. Each rule is one small function;
+// Layout cleanup: the rules below cancel the Transpose/Reshape pairs (and
+// Unsqueeze/Squeeze pairs, cleanup_axes.go) that a rewrite inserts next to
+// the model's own. Each rule is one small function;
 // the pass applies them to a fixed point.
 var cleanupRules = []func(g *graph.Graph, n *graph.Node) bool{
 	foldTransposePair, dropIdentityTranspose, foldReshapePair, dropNoopReshape,
+	foldUnsqueezePair, foldSqueezePair, dropSqueezeOfUnsqueeze, swapWhereOfNot,
 }
 
 func cleanupPass(c *Context) error {

@@ -11,30 +11,27 @@ import (
 // average there, so their rewrites keep an explicit guard on the output,
 // computed from the mask (its size, never N² per head).
 
-// guardRows zeroes the rows of out (…, Nq, Dv) whose mask admits no key.
-func guardRows(e *emitter, s *Site, out *graph.Value) *graph.Value {
-	if !s.ZeroRowGuard || len(s.Masks) == 0 {
+// guardRows zeroes the rows of out (the lowered op's result in the
+// canonical layout) whose mask admits no key, when the canonical op asks
+// for zero rows.
+func guardRows(e *emitter, o *SDPA, out *graph.Value) *graph.Value {
+	if !o.ZeroRows || o.Mask == nil {
 		return out
 	}
-	var empty *graph.Value
-	if len(s.Masks) == 1 && s.Masks[0].Kind == MaskBool && s.Masks[0].Fill == nil {
-		keep := s.Masks[0].Value
-		if s.Masks[0].Inverted {
-			keep = e.op("Not", "", []*graph.Value{keep})
-		}
-		any := e.reduceMaxLast(e.op("Cast", "", []*graph.Value{keep}, graph.IntAttr("to", int64(graph.Float32))))
-		empty = e.op("Equal", "", []*graph.Value{any, e.scalar(graph.Float32, 0)})
-	} else {
-		bias, err := maskInput(e, s, graph.Float32, false)
-		if err != nil || bias == nil {
-			return out
-		}
-		empty = e.op("Equal", "", []*graph.Value{e.reduceMaxLast(bias), e.scalar(graph.Float32, negInfinity)})
+	keep := o.Mask
+	if keep.Type.DType != graph.Bool {
+		keep = e.op("Not", "", []*graph.Value{e.op("Equal", "", []*graph.Value{keep, e.scalar(keep.Type.DType, negInfinity)})})
 	}
-	if s.Causal {
-		empty = causalEmptyRows(e, s, empty)
+	keepF := e.op("Cast", "", []*graph.Value{keep}, graph.IntAttr("to", int64(graph.Float32)))
+	empty := e.op("Equal", "", []*graph.Value{e.reduceMaxLast(keepF), e.scalar(graph.Float32, 0)})
+	if o.Causal {
+		empty = causalEmptyRows(e, o, keepF, empty)
 	}
-	// empty is (…, Nq, 1) at the mask's rank: it broadcasts against out.
+	// empty is (…, Nq, 1) at the mask's rank; a rank-3 op's mask carries a
+	// head axis of 1 that its output has not.
+	if empty.Type.Rank() > out.Type.Rank() && out.Type.Rank() == 3 {
+		empty = e.squeeze(empty, 1)
+	}
 	return e.op("Where", "", []*graph.Value{empty, e.scalar(out.Type.DType, 0), out})
 }
 
@@ -42,29 +39,11 @@ func guardRows(e *emitter, s *Site, out *graph.Value) *graph.Value {
 // only keys j ≤ i + Nk − Nq, so its row is empty when the mask's first kept
 // key lies beyond that. It needs the mask's first kept index per row, never
 // an Nq×Nk tensor.
-func causalEmptyRows(e *emitter, s *Site, empty *graph.Value) *graph.Value {
-	var keep *graph.Value
-	if len(s.Masks) == 1 && s.Masks[0].Kind == MaskBool && s.Masks[0].Fill == nil {
-		keep = s.Masks[0].Value
-		if s.Masks[0].Inverted {
-			keep = e.op("Not", "", []*graph.Value{keep})
-		}
-	} else {
-		bias, err := maskInput(e, s, graph.Float32, false)
-		if err != nil || bias == nil {
-			return empty
-		}
-		keep = e.op("Not", "", []*graph.Value{e.op("Equal", "", []*graph.Value{bias, e.scalar(graph.Float32, negInfinity)})})
-	}
-	keepF := e.op("Cast", "", []*graph.Value{keep}, graph.IntAttr("to", int64(graph.Float32)))
+func causalEmptyRows(e *emitter, o *SDPA, keepF, empty *graph.Value) *graph.Value {
 	first := e.op("Cast", "", []*graph.Value{e.op("ArgMax", "", []*graph.Value{keepF}, graph.IntAttr("axis", -1), graph.IntAttr("keepdims", 1))}, graph.IntAttr("to", int64(graph.Float32)))
-	r := int64(s.Rank)
-	nkAt := r - 2
-	if s.KTransposed {
-		nkAt = r - 1
-	}
-	nq := e.squeeze(e.shapeSlice(s.Q, r-2, r-1), 0)
-	nk := e.squeeze(e.shapeSlice(s.K, nkAt, nkAt+1), 0)
+	r := int64(o.Rank())
+	nq := e.squeeze(e.shapeSlice(o.Q, r-2, r-1), 0)
+	nk := e.squeeze(e.shapeSlice(o.K, r-2, r-1), 0)
 	rows := e.op("Range", "", []*graph.Value{e.g.AddInit(e.prefix+"/const", graph.NewInt64Tensor("", nil, []int64{0})), nq, e.g.AddInit(e.prefix+"/const", graph.NewInt64Tensor("", nil, []int64{1}))})
 	limit := e.op("Add", "", []*graph.Value{rows, e.op("Sub", "", []*graph.Value{nk, nq})})
 	limit = e.unsqueeze(e.op("Cast", "", []*graph.Value{limit}, graph.IntAttr("to", int64(graph.Float32))), 1)

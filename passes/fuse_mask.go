@@ -7,15 +7,17 @@ import (
 )
 
 // maskInput builds the one mask tensor a fused op reads from the site's mask
-// terms. A single bool term stays bool when the target reads bool masks;
-// otherwise every term becomes additive in dtype dt and they are summed. No
+// terms. A single bool term stays bool when the target reads bool masks
+// (unless it fills with a finite value, which a bool cannot say: a fully
+// masked row then averages its values as the original does); otherwise
+// every term becomes additive in dtype dt and they are summed. No
 // term is expanded over heads; Swin's per-window term is tiled over the
 // batch only, which its 5-D view requires.
 func maskInput(e *emitter, s *Site, dt graph.DType, boolOK bool) (*graph.Value, error) {
 	if len(s.Masks) == 0 {
 		return nil, nil
 	}
-	if len(s.Masks) == 1 && s.Masks[0].Kind == MaskBool && boolOK {
+	if len(s.Masks) == 1 && s.Masks[0].Kind == MaskBool && s.Masks[0].Fill == nil && boolOK {
 		t := s.Masks[0]
 		if t.Inverted {
 			return e.op("Not", "", []*graph.Value{t.Value}), nil
@@ -88,4 +90,16 @@ func scoreDType(s *Site) graph.DType {
 		return graph.Float32
 	}
 	return s.DType
+}
+
+// biasOf is the canonical mask as an additive bias in dtype dt, for ops
+// that take no bool mask.
+func biasOf(e *emitter, mask *graph.Value, dt graph.DType) *graph.Value {
+	switch mask.Type.DType {
+	case graph.Bool:
+		return e.boolToBias(mask, false, negInfinity, dt)
+	case dt:
+		return mask
+	}
+	return e.op("Cast", "", []*graph.Value{mask}, graph.IntAttr("to", int64(dt)))
 }

@@ -49,13 +49,16 @@ type Pass struct {
 }
 
 // Pipeline is the pass table, in order; checkOrder proves the order at init.
+// "lift" is stage 1 (every site becomes attnopt.internal.SDPA with its
+// adapters, canonical.go), "lower" stage 2 (the target's op, lower.go).
 var Pipeline = []Pass{
 	{"match", matchPass, nil},
-	{"fuse", fusePass, []string{"match"}},
-	{"cleanup-layout", cleanupPass, []string{"fuse"}},
-	{"dead-code", deadCodePass, []string{"fuse", "cleanup-layout"}},
-	{"opset-import", opsetPass, []string{"fuse"}},
-	{"sort", sortPass, []string{"fuse", "cleanup-layout", "dead-code"}},
+	{"lift", liftPass, []string{"match"}},
+	{"lower", lowerPass, []string{"lift"}},
+	{"cleanup-layout", cleanupPass, []string{"lower"}},
+	{"dead-code", deadCodePass, []string{"lift", "cleanup-layout"}},
+	{"opset-import", opsetPass, []string{"lower"}},
+	{"sort", sortPass, []string{"lower", "cleanup-layout", "dead-code"}},
 }
 
 func init() {
@@ -83,6 +86,18 @@ func checkOrder(table []Pass) error {
 
 // Rewrite runs the pipeline over m in place.
 func Rewrite(m *graph.Model, opts Options) (*Context, error) {
+	return run(m, opts, "")
+}
+
+// LiftOnly runs the pipeline up to and including stage 1 for the target: the
+// graph holds attnopt.internal.SDPA nodes, which the pure-Go runtime
+// evaluates, and must never be written to a file (tests validate stage 1
+// with it).
+func LiftOnly(m *graph.Model, opts Options) (*Context, error) {
+	return run(m, opts, "lift")
+}
+
+func run(m *graph.Model, opts Options, stopAfter string) (*Context, error) {
 	if opts.Target == "" {
 		opts.Target = "attnopt"
 	}
@@ -98,20 +113,33 @@ func Rewrite(m *graph.Model, opts Options) (*Context, error) {
 		if err := p.Run(c); err != nil {
 			return c, fmt.Errorf("pass %s: %w", p.Name, err)
 		}
-		if opts.VerifyEach && p.Name != "fuse" {
-			if err := m.Graph.Verify(); err != nil {
+		if opts.VerifyEach && p.Name != "lift" {
+			if err := verify(m.Graph); err != nil {
 				return c, fmt.Errorf("graph invalid after pass %s: %w", p.Name, err)
 			}
 		}
+		if p.Name == stopAfter {
+			return c, nil
+		}
 	}
 	// Always verified before anyone writes it, --verify-each or not.
-	if err := m.Graph.Verify(); err != nil {
+	if err := verify(m.Graph); err != nil {
 		return c, fmt.Errorf("rewritten graph invalid: %w", err)
 	}
-	if err := CheckFusedOps(m.Graph); err != nil {
-		return c, fmt.Errorf("rewritten graph invalid: %w", err)
+	for _, n := range m.Graph.Nodes {
+		if isCanonical(n) {
+			return c, fmt.Errorf("rewritten graph invalid: %s %s was not lowered", opName(n), n.Label())
+		}
 	}
 	return c, nil
+}
+
+// verify runs the graph verifier and every fused op's checked schema.
+func verify(g *graph.Graph) error {
+	if err := g.Verify(); err != nil {
+		return err
+	}
+	return CheckFusedOps(g)
 }
 
 func matchPass(c *Context) error {
@@ -119,34 +147,25 @@ func matchPass(c *Context) error {
 	return nil
 }
 
-// fusePass replaces every site the target accepts. A site the target cannot
-// take is left as it was, with the reason.
-func fusePass(c *Context) error {
+// liftPass replaces every site the target accepts with the canonical op
+// (or, for a window plan, attnopt.WindowAttention). A site the target
+// cannot take is left as it was, with the reason.
+func liftPass(c *Context) error {
 	for _, s := range c.Match.Sites {
 		a := Action{Site: s, Op: c.Target.Op(), Plan: choosePlan(s, c.Opts.Approx)}
-		if a.Plan.Approximate() {
+		build := func(e *emitter) (*graph.Value, error) { return liftSite(e, s) }
+		switch {
+		case a.Plan.Approximate():
 			if a.Plan.Kind == PlanWindow {
 				a.Op = "attnopt.WindowAttention"
 			}
-			if err := c.fuseWith(s, &a, func(e *emitter) (*graph.Value, error) { return buildApprox(e, c.Target, s, a.Plan) }); err != nil {
-				return err
-			}
-			continue
-		}
-		if why := liftedSame(c.Target, s); why != "" {
-			a.Reason, a.Kept = why, true
+			build = func(e *emitter) (*graph.Value, error) { return buildApprox(e, s, a.Plan) }
+		case liftedSame(c.Target, s) != "":
+			a.Reason, a.Kept = liftedSame(c.Target, s), true
 			c.Actions = append(c.Actions, a)
 			continue
 		}
-		if err := c.Target.CheckSite(s); err != nil {
-			a.Reason = reasonOf(err)
-			c.Actions = append(c.Actions, a)
-			continue
-		}
-		if why := c.Target.Materialises(s); why != "" {
-			a.Warning, a.Plan.BytesAfter = why, a.Plan.BytesBefore
-		}
-		if err := c.fuseWith(s, &a, func(e *emitter) (*graph.Value, error) { return c.Target.Build(e, s) }); err != nil {
+		if err := c.fuseWith(s, &a, build); err != nil {
 			return err
 		}
 	}
@@ -154,7 +173,8 @@ func fusePass(c *Context) error {
 }
 
 // fuseWith replaces one site with what build emits, or leaves it untouched
-// with the reason when building fails.
+// with the reason when building fails or the target refuses a canonical
+// node the build made.
 func (c *Context) fuseWith(s *Site, a *Action, build func(e *emitter) (*graph.Value, error)) error {
 	g := c.Model.Graph
 	readers, err := shapeReaders(s)
@@ -164,15 +184,18 @@ func (c *Context) fuseWith(s *Site, a *Action, build func(e *emitter) (*graph.Va
 		return nil
 	}
 	before := len(g.Nodes)
-	e := newEmitter(g, fmt.Sprintf("attnopt/site%d", s.ID))
+	e := newEmitter(g, sitePrefix(s.ID))
 	out, err := build(e)
+	if err == nil {
+		err = c.accept(g.Nodes[before:], a)
+	}
 	if err != nil {
 		// Undo the nodes this site added; nothing of the original changed.
 		for _, n := range append([]*graph.Node(nil), g.Nodes[before:]...) {
 			g.RemoveNode(n)
 		}
 		g.RemoveDead()
-		a.Reason = err.Error()
+		a.Reason = reasonOf(err)
 		c.Actions = append(c.Actions, *a)
 		return nil
 	}
@@ -181,8 +204,9 @@ func (c *Context) fuseWith(s *Site, a *Action, build func(e *emitter) (*graph.Va
 	rewireTypeOnly(s, out)
 	g.ReplaceAllUses(s.Output, out)
 	for _, n := range g.Nodes[before:] {
-		if n.Domain != "" || n.OpType == "Attention" {
+		if n.OpType == "WindowAttention" && n.Domain == "attnopt" {
 			a.Node = n.Name
+			recordPlan(n, s.ID, a.Plan)
 		}
 	}
 	a.Fused = true
@@ -190,15 +214,32 @@ func (c *Context) fuseWith(s *Site, a *Action, build func(e *emitter) (*graph.Va
 	if c.Opts.VerifyEach {
 		// Verify without reordering, so --verify-each never changes the
 		// output bytes.
-		if err := g.Verify(); err != nil {
-			return fmt.Errorf("site %d: %w", s.ID, err)
-		}
-		if err := CheckFusedOps(g); err != nil {
+		if err := verify(g); err != nil {
 			return fmt.Errorf("site %d: %w", s.ID, err)
 		}
 	}
 	return nil
 }
+
+// accept asks the target about every canonical node a site's build added
+// and notes whether the target's op still materialises the scores.
+func (c *Context) accept(added []*graph.Node, a *Action) error {
+	for _, n := range added {
+		if !isCanonical(n) {
+			continue
+		}
+		o := sdpaOf(n)
+		if err := c.Target.Accept(o); err != nil {
+			return err
+		}
+		if why := c.Target.Materialises(o); why != "" && !a.Plan.Approximate() {
+			a.Warning, a.Plan.BytesAfter = why, a.Plan.BytesBefore
+		}
+	}
+	return nil
+}
+
+func sitePrefix(id int) string { return fmt.Sprintf("attnopt/site%d", id) }
 
 func reasonOf(err error) string {
 	var r *Reject

@@ -16,20 +16,20 @@ type Target interface {
 	Op() string
 	// CheckModel refuses a model the target cannot serve at all.
 	CheckModel(m *graph.Model) error
-	// CheckSite says why the target cannot take a site, or nil.
-	CheckSite(s *Site) error
-	// Build emits the replacement and returns the value that stands for the
-	// site's output.
-	Build(e *emitter, s *Site) (*graph.Value, error)
-	// Attend is unmasked attention over given operands (…, N, D) of rank 3
-	// or 4, at the site's scale: the exact core of the pooling plans.
-	Attend(e *emitter, s *Site, q, k, v *graph.Value) *graph.Value
+	// Accept says why the target cannot lower a canonical op, or nil;
+	// stage 1 asks it for every site and leaves a refused site as it was.
+	Accept(o *SDPA) error
+	// Lower emits the target's op for an accepted canonical op and returns
+	// the value that stands for its output (canonical.go states the
+	// layout). Adapters it adds are cancelled by cleanup where they meet
+	// stage 1's.
+	Lower(e *emitter, o *SDPA) (*graph.Value, error)
 	// Import is the opset import the fused op needs.
 	Import() graph.Opset
 	// Materialises says why the target's op still materialises the
-	// B·H·Nq·Nk scores for this site in its runtime ("" when it does not):
+	// B·H·Nq·Nk scores for this op in its runtime ("" when it does not):
 	// rewrite then counts the site's memory as the scores and warns.
-	Materialises(s *Site) string
+	Materialises(o *SDPA) string
 	// Owns says whether a node is one of the fused ops this target writes.
 	Owns(n *graph.Node) bool
 }
@@ -141,7 +141,3 @@ func restoreOutput(e *emitter, s *Site, out *graph.Value) *graph.Value {
 	}
 	return out
 }
-
-// causalAligned reports whether a causal site has provably equal query and
-// key lengths, where top-left and bottom-right causal alignment agree.
-func causalAligned(s *Site) bool { return !s.Causal || s.QLen.Equal(s.KVLen) }

@@ -14,40 +14,26 @@ func (attnoptTarget) Name() string                    { return "attnopt" }
 func (attnoptTarget) Op() string                      { return "attnopt.FlashAttention" }
 func (attnoptTarget) Import() graph.Opset             { return graph.Opset{Domain: "attnopt", Version: 1} }
 func (attnoptTarget) CheckModel(m *graph.Model) error { return nil }
-func (attnoptTarget) Materialises(s *Site) string     { return "" }
+func (attnoptTarget) Materialises(o *SDPA) string     { return "" }
 func (attnoptTarget) Owns(n *graph.Node) bool         { return n.Domain == "attnopt" }
 
-func (attnoptTarget) CheckSite(s *Site) error {
-	switch s.DType {
+func (attnoptTarget) Accept(o *SDPA) error {
+	switch o.DType() {
 	case graph.Float32, graph.Float16, graph.BFloat16:
 		return nil
 	}
-	return &Reject{At: s.Q.Name, Reason: "FlashAttention takes float32, float16 or bfloat16, not " + s.DType.String()}
+	return &Reject{At: o.Q.Name, Reason: "FlashAttention takes float32, float16 or bfloat16, not " + o.DType().String()}
 }
 
-func (attnoptTarget) Build(e *emitter, s *Site) (*graph.Value, error) {
-	q, k, v := scaledQ(e, s), naturalK(e, s), naturalV(e, s)
-	if s.Rank == 2 {
-		q, k, v = e.unsqueeze(q, 0), e.unsqueeze(k, 0), e.unsqueeze(v, 0)
+// Lower: FlashAttention is the canonical op's semantics, operand for
+// operand; it zeroes rows the mask empties by itself.
+func (attnoptTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
+	ins := []*graph.Value{o.Q, o.K, o.V}
+	if o.Mask != nil {
+		ins = append(ins, o.Mask)
 	}
-	mask, err := maskInput(e, s, scoreDType(s), true)
-	if err != nil {
-		return nil, err
-	}
-	ins := []*graph.Value{q, k, v}
-	if mask = liftMaskRank(e, s, mask); mask != nil {
-		ins = append(ins, mask)
-	}
-	causal := int64(0)
-	if s.Causal {
-		causal = 1
-	}
-	out := e.op("FlashAttention", "attnopt", ins,
-		graph.FloatAttr("scale", float32(s.Scale)), graph.IntAttr("causal", causal))
-	if s.Rank == 2 {
-		out = e.squeeze(out, 0)
-	}
-	return restoreOutput(e, s, out), nil
+	return e.op("FlashAttention", "attnopt", ins,
+		graph.FloatAttr("scale", float32(o.Scale)), graph.IntAttr("causal", boolInt(o.Causal))), nil
 }
 
 func init() {
@@ -64,9 +50,4 @@ func inferFlash(g *graph.Graph, n *graph.Node) {
 	out := append(graph.Shape(nil), q.Type.Shape...)
 	out[len(out)-1] = v.Type.Shape[len(v.Type.Shape)-1]
 	n.Output(0).SetType(graph.TensorOf(q.Type.DType, out))
-}
-
-func (attnoptTarget) Attend(e *emitter, s *Site, q, k, v *graph.Value) *graph.Value {
-	return e.op("FlashAttention", "attnopt", []*graph.Value{q, k, v},
-		graph.FloatAttr("scale", float32(s.Scale)), graph.IntAttr("causal", 0))
 }

@@ -18,36 +18,35 @@ func (gqaTarget) Name() string                    { return "gqa" }
 func (gqaTarget) Op() string                      { return "com.microsoft.GroupQueryAttention" }
 func (gqaTarget) Import() graph.Opset             { return graph.Opset{Domain: "com.microsoft", Version: 1} }
 func (gqaTarget) CheckModel(m *graph.Model) error { return nil }
-func (gqaTarget) Materialises(s *Site) string     { return "" }
+func (gqaTarget) Materialises(o *SDPA) string     { return "" }
 func (gqaTarget) Owns(n *graph.Node) bool {
 	return n.Domain == "com.microsoft" && n.OpType == "GroupQueryAttention"
 }
 
-func (gqaTarget) CheckSite(s *Site) error {
-	at := s.Softmax.Label()
+func (gqaTarget) Accept(o *SDPA) error {
+	at := o.Node.Label()
 	switch {
-	case !s.Causal || len(s.Masks) > 0:
+	case !o.Causal || o.Mask != nil:
 		return &Reject{At: at, Reason: "GroupQueryAttention is causal-only and takes no mask; this site is not a plain causal one (use --target attnopt)"}
-	case !s.QLen.Equal(s.KVLen) || s.PastK != nil:
-		return &Reject{At: at, Reason: fmt.Sprintf("q_len %s and kv_len %s: only the no-cache prompt form is lowered (use --target attnopt)", s.QLen, s.KVLen)}
-	case s.Rank != 4:
+	case !o.QLen().Equal(o.KVLen()):
+		return &Reject{At: at, Reason: fmt.Sprintf("q_len %s and kv_len %s: only the no-cache prompt form is lowered (use --target attnopt)", o.QLen(), o.KVLen())}
+	case o.Rank() != 4:
 		return &Reject{At: at, Reason: "GroupQueryAttention needs the heads: a rank-4 site"}
-	case !s.HeadDim.Equal(s.VHeadDim):
+	case !o.HeadDim().Equal(o.VHeadDim()):
 		return &Reject{At: at, Reason: "GroupQueryAttention needs equal Q/K and V head sizes"}
-	case s.DType != graph.Float32 && s.DType != graph.Float16:
-		return &Reject{At: s.Q.Name, Reason: "GroupQueryAttention takes float32 or float16, not " + s.DType.String()}
+	case o.DType() != graph.Float32 && o.DType() != graph.Float16:
+		return &Reject{At: o.Q.Name, Reason: "GroupQueryAttention takes float32 or float16, not " + o.DType().String()}
 	}
-	_, err := kvGroup(s)
+	_, err := o.kvGroup()
 	return err
 }
 
-func (gqaTarget) Build(e *emitter, s *Site) (*graph.Value, error) {
-	// A site whose head repeat was looked through (Site.Repeated) keeps K
-	// and V at their Hkv heads: GroupQueryAttention groups them itself.
-	q, k, v := scaledQ(e, s), naturalK(e, s), naturalV(e, s)
-	hq, _ := s.Heads.Value()
-	hkv, _ := s.KVHeads.Value()
-	q3, k3, v3 := to3D(e, q), to3D(e, k), to3D(e, v)
+// Lower: K and V stay at their Hkv heads (the canonical op never repeats
+// them); GroupQueryAttention groups them itself.
+func (gqaTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
+	hq, _ := o.Heads().Value()
+	hkv, _ := o.KVHeads().Value()
+	q3, k3, v3 := to3D(e, o.Q), to3D(e, o.K), to3D(e, o.V)
 	// Every batch row holds all S tokens: seqlens_k = S-1 per row and
 	// total_sequence_length = S, both int32.
 	toI32 := func(x *graph.Value) *graph.Value {
@@ -62,16 +61,9 @@ func (gqaTarget) Build(e *emitter, s *Site) (*graph.Value, error) {
 	pv := e.g.NewValue(e.prefix+"/present_value", graph.Type{})
 	node := e.g.AddNode("GroupQueryAttention", "com.microsoft", e.prefix+"/GroupQueryAttention",
 		[]*graph.Value{q3, k3, v3, nil, nil, seqlens, total}, []*graph.Value{out, pk, pv},
-		graph.IntAttr("num_heads", hq), graph.IntAttr("kv_num_heads", hkv), graph.FloatAttr("scale", float32(s.Scale)))
+		graph.IntAttr("num_heads", hq), graph.IntAttr("kv_num_heads", hkv), graph.FloatAttr("scale", float32(o.Scale)))
 	graph.InferNode(e.g, node)
-	res := e.transpose(e.reshape(out, 0, 0, hq, -1), 0, 2, 1, 3)
-	return restoreOutput(e, s, res), nil
-}
-
-func (gqaTarget) Attend(e *emitter, s *Site, q, k, v *graph.Value) *graph.Value {
-	// Pooling plans only serve unmasked, non-causal sites, which this
-	// target refuses in CheckSite; the attnopt op keeps Attend total.
-	return attnoptTarget{}.Attend(e, s, q, k, v)
+	return e.transpose(e.reshape(out, 0, 0, hq, -1), 0, 2, 1, 3), nil
 }
 
 func init() {

@@ -20,7 +20,7 @@ func (onnxTarget) Owns(n *graph.Node) bool { return n.Is("Attention") }
 
 // Materialises: ONNX Runtime 1.24's CPU kernel for Attention always
 // materialises the scores.
-func (onnxTarget) Materialises(s *Site) string {
+func (onnxTarget) Materialises(o *SDPA) string {
 	return "ONNX Runtime 1.24's CPU kernel for Attention materialises the scores; --target attnopt (attnopt.FlashAttention) does not"
 }
 
@@ -31,51 +31,43 @@ func (onnxTarget) CheckModel(m *graph.Model) error {
 	return nil
 }
 
-func (onnxTarget) CheckSite(s *Site) error {
-	if !causalAligned(s) {
+func (onnxTarget) Accept(o *SDPA) error {
+	if !o.causalAligned() {
 		// Without a KV cache, Attention's is_causal is top-left aligned;
 		// the site's mask is bottom-right.
-		return &Reject{At: s.Softmax.Label(), Reason: fmt.Sprintf("causal with q_len %s and kv_len %s: ONNX Attention aligns is_causal top-left without a KV cache (use --target attnopt)", s.QLen, s.KVLen)}
+		return &Reject{At: o.Node.Label(), Reason: fmt.Sprintf("causal with q_len %s and kv_len %s: ONNX Attention aligns is_causal top-left without a KV cache (use --target attnopt)", o.QLen(), o.KVLen())}
 	}
-	switch s.DType {
+	switch o.DType() {
 	case graph.Float32, graph.Float16, graph.BFloat16, graph.Float64:
 		return nil
 	}
-	return &Reject{At: s.Q.Name, Reason: "Attention does not take " + s.DType.String()}
+	return &Reject{At: o.Q.Name, Reason: "Attention does not take " + o.DType().String()}
 }
 
-func (onnxTarget) Build(e *emitter, s *Site) (*graph.Value, error) {
-	q, k, v := scaledQ(e, s), naturalK(e, s), naturalV(e, s)
-	var lift []int64
-	switch s.Rank {
-	case 3:
-		lift = []int64{1}
-	case 2:
-		lift = []int64{0, 1}
-	}
-	if lift != nil {
-		q, k, v = e.unsqueeze(q, lift...), e.unsqueeze(k, lift...), e.unsqueeze(v, lift...)
-	}
-	mask, err := maskInput(e, s, scoreDType(s), true)
-	if err != nil {
-		return nil, err
+// Lower: Attention is rank 4 (heads folded into the batch get a head axis
+// of 1) and reads a bool or additive attn_mask in Q's type.
+func (onnxTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
+	q, k, v := o.Q, o.K, o.V
+	folded := o.Rank() == 3
+	if folded {
+		q, k, v = e.unsqueeze(q, 1), e.unsqueeze(k, 1), e.unsqueeze(v, 1)
 	}
 	ins := []*graph.Value{q, k, v}
-	if mask = liftMaskRank(e, s, mask); mask != nil {
-		if mask.Type.DType != graph.Bool && mask.Type.DType != s.DType {
-			mask = e.op("Cast", "", []*graph.Value{mask}, graph.IntAttr("to", int64(s.DType)))
+	if mask := o.Mask; mask != nil {
+		if mask.Type.DType != graph.Bool && mask.Type.DType != o.DType() {
+			mask = e.op("Cast", "", []*graph.Value{mask}, graph.IntAttr("to", int64(o.DType())))
 		}
 		ins = append(ins, fullQueryAxis(e, mask, q))
 	}
-	attrs := []*graph.Attr{graph.FloatAttr("scale", float32(s.Scale))}
-	if s.Causal {
+	attrs := []*graph.Attr{graph.FloatAttr("scale", float32(o.Scale))}
+	if o.Causal {
 		attrs = append(attrs, graph.IntAttr("is_causal", 1))
 	}
 	out := e.op("Attention", "", ins, attrs...)
-	if lift != nil {
-		out = e.squeeze(out, lift...)
+	if folded {
+		out = e.squeeze(out, 1)
 	}
-	return restoreOutput(e, s, guardRows(e, s, out)), nil
+	return guardRows(e, o, out), nil
 }
 
 func init() {
@@ -104,12 +96,4 @@ func fullQueryAxis(e *emitter, mask, q4 *graph.Value) *graph.Value {
 	nk := e.shapeSlice(mask, int64(r-1), int64(r))
 	target := e.op("Concat", "", []*graph.Value{lead, nq, nk}, graph.IntAttr("axis", 0))
 	return e.op("Expand", "", []*graph.Value{mask, target})
-}
-
-func (onnxTarget) Attend(e *emitter, s *Site, q, k, v *graph.Value) *graph.Value {
-	if q.Type.Rank() == 3 {
-		out := e.op("Attention", "", []*graph.Value{e.unsqueeze(q, 1), e.unsqueeze(k, 1), e.unsqueeze(v, 1)}, graph.FloatAttr("scale", float32(s.Scale)))
-		return e.squeeze(out, 1)
-	}
-	return e.op("Attention", "", []*graph.Value{q, k, v}, graph.FloatAttr("scale", float32(s.Scale)))
 }

@@ -24,27 +24,26 @@ func (ortTarget) Owns(n *graph.Node) bool {
 
 // Materialises: ONNX Runtime 1.24's CPU MultiHeadAttention takes its
 // memory-efficient path only without attention_bias or key padding mask.
-func (ortTarget) Materialises(s *Site) string {
-	if len(s.Masks) == 0 {
+func (ortTarget) Materialises(o *SDPA) string {
+	if o.Mask == nil {
 		return ""
 	}
 	return "ONNX Runtime 1.24's CPU MultiHeadAttention materialises the scores when it has an attention_bias (this site is masked); --target attnopt (attnopt.FlashAttention) does not"
 }
 
-func (ortTarget) CheckSite(s *Site) error {
-	s = expandedKV(s) // MultiHeadAttention has no grouped-query form
-	if !causalAligned(s) {
-		return &Reject{At: s.Softmax.Label(), Reason: fmt.Sprintf("causal with q_len %s and kv_len %s: MultiHeadAttention's unidirectional alignment is not verified for unequal lengths (use --target attnopt)", s.QLen, s.KVLen)}
+func (ortTarget) Accept(o *SDPA) error {
+	if !o.causalAligned() {
+		return &Reject{At: o.Node.Label(), Reason: fmt.Sprintf("causal with q_len %s and kv_len %s: MultiHeadAttention's unidirectional alignment is not verified for unequal lengths (use --target attnopt)", o.QLen(), o.KVLen())}
 	}
-	if s.DType != graph.Float32 && s.DType != graph.Float16 {
-		return &Reject{At: s.Q.Name, Reason: "MultiHeadAttention takes float32 or float16, not " + s.DType.String()}
+	if o.DType() != graph.Float32 && o.DType() != graph.Float16 {
+		return &Reject{At: o.Q.Name, Reason: "MultiHeadAttention takes float32 or float16, not " + o.DType().String()}
 	}
-	if s.Rank == 4 {
-		if _, err := staticDim(s.Heads, "the head count"); err != nil {
-			return &Reject{At: s.Q.Name, Reason: err.Error()}
+	if o.Rank() == 4 {
+		if _, err := staticDim(o.Heads(), "the head count"); err != nil {
+			return &Reject{At: o.Q.Name, Reason: err.Error()}
 		}
-		if _, err := kvGroup(s); err != nil {
-			return &Reject{At: s.K.Name, Reason: err.Error()}
+		if _, err := o.kvGroup(); err != nil {
+			return &Reject{At: o.K.Name, Reason: err.Error()}
 		}
 	}
 	return nil
@@ -55,52 +54,38 @@ func to3D(e *emitter, v *graph.Value) *graph.Value {
 	return e.reshape(e.transpose(v, 0, 2, 1, 3), 0, 0, -1)
 }
 
-func (ortTarget) Build(e *emitter, s *Site) (*graph.Value, error) {
-	s = expandedKV(s)
-	q, k, v := scaledQ(e, s), naturalK(e, s), naturalV(e, s)
+// Lower: MultiHeadAttention takes (B, S, H·D) operands, K/V repeated to
+// every query head, and an additive attention_bias of (B|1, H|1, S, L).
+func (ortTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
+	q, k, v := o.Q, o.K, o.V
 	heads := int64(1)
-	switch s.Rank {
-	case 4:
-		heads, _ = s.Heads.Value()
-		g, _ := kvGroup(s)
+	if o.Rank() == 4 {
+		heads, _ = o.Heads().Value()
+		g, _ := o.kvGroup()
 		k, v = repeatHeads(e, k, g), repeatHeads(e, v, g)
 		q, k, v = to3D(e, q), to3D(e, k), to3D(e, v)
-	case 2:
-		q, k, v = e.unsqueeze(q, 0), e.unsqueeze(k, 0), e.unsqueeze(v, 0)
-	}
-	bias, err := maskInput(e, s, s.DType, false)
-	if err != nil {
-		return nil, err
 	}
 	ins := []*graph.Value{q, k, v}
-	if bias != nil {
-		// attention_bias is (B|1, H|1, S, L).
-		r := bias.Type.Rank()
-		switch {
-		case s.Rank == 3 && r == 3:
-			bias = e.unsqueeze(bias, 1)
-		case r < 4:
+	if o.Mask != nil {
+		bias := biasOf(e, o.Mask, o.DType())
+		if r := bias.Type.Rank(); r < 4 {
 			lead := make([]int64, 4-r)
 			for i := range lead {
 				lead[i] = int64(i)
 			}
 			bias = e.unsqueeze(bias, lead...)
 		}
-		bias = fullQueryKeyAxes(e, bias, q, k)
-		ins = append(ins, nil, nil, bias)
+		ins = append(ins, nil, nil, fullQueryKeyAxes(e, bias, q, k))
 	}
-	attrs := []*graph.Attr{graph.IntAttr("num_heads", heads), graph.FloatAttr("scale", float32(s.Scale))}
-	if s.Causal {
+	attrs := []*graph.Attr{graph.IntAttr("num_heads", heads), graph.FloatAttr("scale", float32(o.Scale))}
+	if o.Causal {
 		attrs = append(attrs, graph.IntAttr("unidirectional", 1))
 	}
 	out := e.op("MultiHeadAttention", "com.microsoft", ins, attrs...)
-	switch s.Rank {
-	case 4:
+	if o.Rank() == 4 {
 		out = e.transpose(e.reshape(out, 0, 0, heads, -1), 0, 2, 1, 3)
-	case 2:
-		out = e.squeeze(out, 0)
 	}
-	return restoreOutput(e, s, guardRows(e, s, out)), nil
+	return guardRows(e, o, out), nil
 }
 
 func init() {
@@ -129,30 +114,6 @@ func fullQueryKeyAxes(e *emitter, bias, q3, k3 *graph.Value) *graph.Value {
 	return e.op("Expand", "", []*graph.Value{bias, target})
 }
 
-func (ortTarget) Attend(e *emitter, s *Site, q, k, v *graph.Value) *graph.Value {
-	heads := int64(1)
-	if q.Type.Rank() == 4 {
-		heads, _ = s.Heads.Value()
-		q, k, v = to3D(e, q), to3D(e, k), to3D(e, v)
-	}
-	out := e.op("MultiHeadAttention", "com.microsoft", []*graph.Value{q, k, v},
-		graph.IntAttr("num_heads", heads), graph.FloatAttr("scale", float32(s.Scale)))
-	if heads > 1 || s.Rank == 4 {
-		out = e.transpose(e.reshape(out, 0, 0, heads, -1), 0, 2, 1, 3)
-	}
-	return out
-}
-
-// kvGroup is how many query heads share one key/value head (static sizes).
-func kvGroup(s *Site) (int64, error) {
-	hq, ok1 := s.Heads.Value()
-	hkv, ok2 := s.KVHeads.Value()
-	if !ok1 || !ok2 || hkv <= 0 || hq%hkv != 0 {
-		return 0, fmt.Errorf("%s query heads over %s key/value heads: MultiHeadAttention needs static head counts, one a multiple of the other", s.Heads, s.KVHeads)
-	}
-	return hq / hkv, nil
-}
-
 // repeatHeads gives each of g query heads its key/value head: (B, Hkv, N, D)
 // → (B, Hkv·g, N, D). MultiHeadAttention has no grouped-query form; the copy
 // costs g× the K/V memory, never the scores.
@@ -161,6 +122,10 @@ func repeatHeads(e *emitter, x *graph.Value, g int64) *graph.Value {
 		return x
 	}
 	u := e.unsqueeze(x, 2)
+	if dims, ok := x.Type.Shape.Ints(); ok && len(dims) == 4 {
+		full := e.op("Expand", "", []*graph.Value{u, e.i64(dims[0], dims[1], g, dims[2], dims[3])})
+		return e.reshape(full, dims[0], dims[1]*g, dims[2], dims[3])
+	}
 	shape := e.op("Concat", "", []*graph.Value{e.shapeSlice(x, 0, 2), e.i64(g), e.shapeSlice(x, 2, 4)}, graph.IntAttr("axis", 0))
 	full := e.op("Expand", "", []*graph.Value{u, shape})
 	merged := e.op("Concat", "", []*graph.Value{e.shapeSlice(x, 0, 1), e.i64(-1), e.shapeSlice(x, 2, 4)}, graph.IntAttr("axis", 0))

@@ -1,0 +1,28 @@
+package passes
+
+import (
+	"github.com/attnopt/attnopt/graph"
+)
+
+// liftSite is stage 1 for an exact site: the site's operands go through
+// adapters into the canonical layout (Kᵀ forms, SAGAN's V·Aᵀ, rank 2,
+// packed heads, per-head Q scales, KV caches, mask terms combined into one)
+// and one attnopt.internal.SDPA computes the attention; the result goes back
+// to the site's output layout. Cleanup cancels adapters against the model's
+// own layout ops and the lowering's.
+func liftSite(e *emitter, s *Site) (*graph.Value, error) {
+	q, k, v := scaledQ(e, s), naturalK(e, s), naturalV(e, s)
+	if s.Rank == 2 {
+		q, k, v = e.unsqueeze(q, 0), e.unsqueeze(k, 0), e.unsqueeze(v, 0)
+	}
+	mask, err := maskInput(e, s, scoreDType(s), true)
+	if err != nil {
+		return nil, err
+	}
+	mask = liftMaskRank(e, s, mask)
+	out := emitSDPA(e, s.ID, q, k, v, mask, s.Scale, s.Causal, s.ZeroRowGuard && mask != nil)
+	if s.Rank == 2 {
+		out = e.squeeze(out, 0)
+	}
+	return restoreOutput(e, s, out), nil
+}

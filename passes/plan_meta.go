@@ -1,0 +1,82 @@
+package passes
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/attnopt/attnopt/graph"
+)
+
+// Metadata keys of an approximate plan, next to MetaSite and MetaPlan.
+const (
+	metaGrid     = "attnopt.grid"
+	metaWindow   = "attnopt.window"
+	metaShift    = "attnopt.shift"
+	metaStride   = "attnopt.stride"
+	metaUpsample = "attnopt.upsample"
+)
+
+// recordPlan writes the site id and plan on a fused node.
+func recordPlan(n *graph.Node, site int, p *Plan) {
+	n.SetMeta(MetaSite, strconv.Itoa(site))
+	n.SetMeta(MetaPlan, string(p.Kind))
+	if !p.Approximate() {
+		return
+	}
+	n.SetMeta(metaGrid, joinInts(p.Grid.Dims))
+	switch p.Kind {
+	case PlanWindow:
+		n.SetMeta(metaWindow, joinInts(p.Window))
+		n.SetMeta(metaShift, joinInts(p.Shift))
+	case PlanPoolKV, PlanPoolQKV:
+		n.SetMeta(metaStride, strconv.FormatInt(p.Stride, 10))
+		if p.Kind == PlanPoolQKV {
+			n.SetMeta(metaUpsample, p.Upsample)
+		}
+	}
+}
+
+// RecordedPlan reads what recordPlan wrote: the plan kind and, for an
+// approximation, its settings and grid. ok is false for a node without a
+// recorded site.
+func RecordedPlan(n *graph.Node) (kind PlanKind, approx *ApproxOptions, grid []int64, ok bool) {
+	if _, ok := SiteOf(n); !ok {
+		return "", nil, nil, false
+	}
+	kind = PlanKind(n.Meta(MetaPlan))
+	grid = splitInts(n.Meta(metaGrid))
+	switch kind {
+	case PlanWindow:
+		approx = &ApproxOptions{Window: splitInts(n.Meta(metaWindow)), Shift: splitInts(n.Meta(metaShift))}
+	case PlanPoolKV, PlanPoolQKV:
+		st, _ := strconv.ParseInt(n.Meta(metaStride), 10, 64)
+		approx = &ApproxOptions{Pool: "kv", Stride: st}
+		if kind == PlanPoolQKV {
+			approx.Pool, approx.Upsample = "qkv", n.Meta(metaUpsample)
+		}
+	}
+	return kind, approx, grid, true
+}
+
+func joinInts(xs []int64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.FormatInt(x, 10)
+	}
+	return strings.Join(parts, ",")
+}
+
+func splitInts(s string) []int64 {
+	if s == "" {
+		return nil
+	}
+	var out []int64
+	for _, p := range strings.Split(s, ",") {
+		x, err := strconv.ParseInt(p, 10, 64)
+		if err != nil {
+			return nil
+		}
+		out = append(out, x)
+	}
+	return out
+}
