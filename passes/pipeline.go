@@ -119,6 +119,7 @@ func run(m *graph.Model, opts Options, stopAfter string) (*Context, error) {
 			}
 		}
 		if p.Name == stopAfter {
+			c.DeadRemoved += m.Graph.RemoveDead()
 			return c, nil
 		}
 	}

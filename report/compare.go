@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/passes"
@@ -554,7 +553,7 @@ func siteReports(match *passes.Result, actions []passes.Action, bMatch *passes.R
 			if act != nil && act.Fused {
 				fusedNode, fusedOp = act.Node, act.Op
 			} else if act == nil {
-				fusedNode, fusedOp = fusedByName(b, s.ID)
+				fusedNode, fusedOp = fusedBySite(b, s.ID)
 			}
 			switch {
 			case fusedNode != "" || (act != nil && act.Fused):
@@ -569,7 +568,7 @@ func siteReports(match *passes.Result, actions []passes.Action, bMatch *passes.R
 						after := act.Plan.BytesAfter
 						sr.BytesAfter = &after
 					}
-				} else if name := approximationByName(b, s.ID); name != "" {
+				} else if name := approximationBySite(b, s.ID); name != "" {
 					sr.Status, sr.Approximation = SiteApprox, &name
 					if name == "pool" {
 						// The pooled op holds less than the exact one; its
@@ -698,37 +697,33 @@ func pairForeignFused(sites []SiteReport, a, b *Snapshot) {
 	}
 }
 
-// fusedByName finds the fused node this project's rewrite made for site id
-// (its nodes are named attnopt/site<id>/…).
-func fusedByName(b *Snapshot, id int) (node, op string) {
-	prefix := fmt.Sprintf("attnopt/site%d/", id)
+// fusedBySite finds the fused node this project's rewrite made for site id:
+// the node that recorded the id (passes.SiteOf).
+func fusedBySite(b *Snapshot, id int) (node, op string) {
 	for _, n := range b.Nodes {
-		if strings.HasPrefix(n.Name, prefix) && passes.IsFusedAttention(&graph.Node{OpType: n.Op, Domain: n.Domain}) {
+		if n.site == id && passes.IsFusedAttention(&graph.Node{OpType: n.Op, Domain: n.Domain}) {
 			return n.Name, domainName(n.Domain) + "." + n.Op
 		}
 	}
 	return "", ""
 }
 
-// approximationByName says which approximation the rewrite of site id
-// emitted, from the nodes it named attnopt/site<id>/…: a WindowAttention is
-// "window", an AveragePool of the keys and values "pool" (DESIGN.md §5);
-// "" for an exact fusion.
-func approximationByName(b *Snapshot, id int) string {
-	prefix := fmt.Sprintf("attnopt/site%d/", id)
-	kind := ""
+// approximationBySite says which approximation the rewrite of site id
+// recorded on its fused node: "window" or "pool" (DESIGN.md §5), "" for an
+// exact fusion.
+func approximationBySite(b *Snapshot, id int) string {
 	for _, n := range b.Nodes {
-		if !strings.HasPrefix(n.Name, prefix) {
+		if n.site != id {
 			continue
 		}
-		switch {
-		case n.Domain == "attnopt" && n.Op == "WindowAttention":
+		switch n.plan {
+		case passes.PlanWindow:
 			return "window"
-		case n.Domain == "" && n.Op == "AveragePool":
-			kind = "pool"
+		case passes.PlanPoolKV, passes.PlanPoolQKV:
+			return "pool"
 		}
 	}
-	return kind
+	return ""
 }
 
 func siteTotals(sites, added []SiteReport) SiteTotals {

@@ -305,21 +305,39 @@ func TestDiffAttributesAnotherToolsFusedOps(t *testing.T) {
 	}
 }
 
-func TestApproximationByName(t *testing.T) {
-	b := &Snapshot{Nodes: []NodeRef{
-		{Name: "attnopt/site0/WindowAttention", Op: "WindowAttention", Domain: "attnopt"},
-		{Name: "attnopt/site1/AveragePool", Op: "AveragePool"},
-		{Name: "attnopt/site1/FlashAttention", Op: "FlashAttention", Domain: "attnopt"},
-		{Name: "attnopt/site2/FlashAttention", Op: "FlashAttention", Domain: "attnopt"},
-		{Name: "attnopt/site12/AveragePool", Op: "AveragePool"},
-	}}
-	for id, want := range map[int]string{0: "window", 1: "pool", 2: "", 3: ""} {
-		if got := approximationByName(b, id); got != want {
-			t.Errorf("site %d: %q, want %q", id, got, want)
-		}
-	}
-	if node, op := fusedByName(b, 1); node != "attnopt/site1/FlashAttention" || op != "attnopt.FlashAttention" {
-		t.Errorf("site 1: %s %s", node, op)
+// The diff report reads a rewritten model's fused nodes by the site id and
+// plan the rewrite recorded on them, never by their names.
+func TestApproximationBySite(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		approx passes.ApproxOptions
+		want   string
+	}{
+		{"exact", passes.ApproxOptions{}, ""},
+		{"window", passes.ApproxOptions{Window: []int64{4, 4}}, "window"},
+		{"pool_kv", passes.ApproxOptions{Pool: "kv", Stride: 2}, "pool"},
+		{"pool_qkv", passes.ApproxOptions{Pool: "qkv", Stride: 2, Upsample: "nearest"}, "pool"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := loadFixture(t, "sagan")
+			if _, err := passes.Rewrite(m, passes.Options{Target: "attnopt", Approx: c.approx}); err != nil {
+				t.Fatal(err)
+			}
+			for _, n := range m.Graph.Nodes {
+				n.Name = "renamed/" + n.Name // names say nothing
+			}
+			b := TakeSnapshot("b", m)
+			if got := approximationBySite(b, 0); got != c.want {
+				t.Errorf("approximation %q, want %q", got, c.want)
+			}
+			node, op := fusedBySite(b, 0)
+			if !strings.HasPrefix(node, "renamed/") || !strings.HasPrefix(op, "attnopt.") {
+				t.Errorf("fused node %q op %q", node, op)
+			}
+			if node, _ := fusedBySite(b, 1); node != "" {
+				t.Errorf("site 1 has fused node %q", node)
+			}
+		})
 	}
 }
 

@@ -53,6 +53,10 @@ type NodeRef struct {
 	Op     string `json:"op"`
 	Domain string `json:"domain"`
 	sig    uint64 // inputs, outputs and attributes, hashed
+	// site and plan are what a rewrite recorded on a fused node
+	// (passes.SiteOf, passes.RecordedPlan); site is -1 elsewhere.
+	site int
+	plan passes.PlanKind
 }
 
 // OpName is "Op" for ai.onnx and "domain.Op" otherwise.
@@ -85,7 +89,12 @@ func TakeSnapshot(path string, m *graph.Model) *Snapshot {
 		s.Outputs = append(s.Outputs, signatureOf(v))
 	}
 	for _, n := range g.Nodes {
-		s.Nodes = append(s.Nodes, NodeRef{Name: n.Label(), Op: n.OpType, Domain: normDomain(n.Domain), sig: nodeSig(n)})
+		ref := NodeRef{Name: n.Label(), Op: n.OpType, Domain: normDomain(n.Domain), sig: nodeSig(n), site: -1}
+		if id, ok := passes.SiteOf(n); ok {
+			ref.site = id
+			ref.plan, _, _, _ = passes.RecordedPlan(n)
+		}
+		s.Nodes = append(s.Nodes, ref)
 	}
 	for _, v := range g.Inits {
 		r := initRef{name: v.Name, dtype: v.Type.DType.String(), tensor: v.Const}

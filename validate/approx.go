@@ -1,43 +1,24 @@
 package validate
 
 import (
-	"fmt"
-	"strings"
 
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/passes"
 )
 
-// approxOf reads the approximation a rewrite applied to site id from the
-// nodes it created (named attnopt/site<id>/…); nil for an exact site.
+// approxOf reads the approximation a rewrite applied to site id from what
+// it recorded on the site's fused node (passes.RecordedPlan); nil for an
+// exact site.
 func approxOf(rew *graph.Model, id int) (*passes.ApproxOptions, []int64) {
-	prefix := fmt.Sprintf("attnopt/site%d/", id)
-	var a *passes.ApproxOptions
-	var grid []int64
 	for _, n := range rew.Graph.Nodes {
-		if !strings.HasPrefix(n.Name, prefix) {
+		if got, ok := passes.SiteOf(n); !ok || got != id {
 			continue
 		}
-		switch {
-		case n.OpType == "WindowAttention":
-			a = &passes.ApproxOptions{Window: n.AttrInts("window"), Shift: n.AttrInts("shift")}
-			grid = n.AttrInts("spatial_shape")
-		case n.Is("AveragePool") && a == nil && len(n.AttrInts("strides")) > 0:
-			a = &passes.ApproxOptions{Pool: "kv", Stride: n.AttrInts("strides")[0]}
-			if dims, ok := n.Input(0).Type.Shape.Ints(); ok && len(dims) > 2 {
-				grid = dims[2:]
-			}
-		case n.Is("Resize"):
-			if a == nil {
-				a = &passes.ApproxOptions{}
-			}
-			a.Pool, a.Upsample = "qkv", n.AttrString("mode", "nearest")
-			if dims, ok := n.Output(0).Type.Shape.Ints(); ok && len(dims) > 2 {
-				grid = dims[2:]
-			}
+		if _, a, grid, _ := passes.RecordedPlan(n); a != nil {
+			return a, grid
 		}
 	}
-	return a, grid
+	return nil, nil
 }
 
 // reduceGrid halves the largest axis until the grid holds at most max
