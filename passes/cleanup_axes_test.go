@@ -24,3 +24,16 @@ func TestMergeAxes(t *testing.T) {
 		}
 	}
 }
+
+// Every target's file registers the checked schema of the op it writes.
+func TestEveryTargetRegistersItsSchema(t *testing.T) {
+	for _, name := range TargetNames() {
+		tg, _ := TargetByName(name)
+		if fusedSchemas[tg.Op()] == nil {
+			t.Errorf("target %s: no schema for %s", name, tg.Op())
+		}
+	}
+	if fusedSchemas[canonicalDomain+"."+canonicalOp] == nil {
+		t.Error("no schema for the canonical op")
+	}
+}

@@ -10,13 +10,8 @@ import (
 // node's operand types and returns an error naming the value at fault. The
 // rewrite runs them after every site with --verify-each and always before a
 // model is written, so a lowering mistake is caught here, not in a runtime.
-var fusedSchemas = map[string]func(n *graph.Node) error{
-	"attnopt.FlashAttention":            checkFlash,
-	"attnopt.WindowAttention":           checkFlash,
-	"ai.onnx.Attention":                 checkONNXAttention,
-	"com.microsoft.MultiHeadAttention":  checkPacked("num_heads", "num_heads", 5),
-	"com.microsoft.GroupQueryAttention": checkPacked("num_heads", "kv_num_heads", -1),
-}
+// Each target's file registers the schema of the op it writes.
+var fusedSchemas = map[string]func(n *graph.Node) error{}
 
 // CheckFusedOps runs the schema of every fused op in g.
 func CheckFusedOps(g *graph.Graph) error {

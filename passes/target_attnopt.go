@@ -40,6 +40,8 @@ func init() {
 	// FlashAttention: output (…, Nq, Dv) from Q (…, Nq, Dqk) and V (…, Nk, Dv).
 	graph.RegisterInfer("attnopt", "FlashAttention", inferFlash)
 	graph.RegisterInfer("attnopt", "WindowAttention", inferFlash)
+	fusedSchemas["attnopt.FlashAttention"] = checkFlash
+	fusedSchemas["attnopt.WindowAttention"] = checkFlash
 }
 
 func inferFlash(g *graph.Graph, n *graph.Node) {

@@ -68,6 +68,7 @@ func (gqaTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
 
 func init() {
 	// GroupQueryAttention: output like query; present K/V (B, Hkv, S, D).
+	fusedSchemas["com.microsoft.GroupQueryAttention"] = checkPacked("num_heads", "kv_num_heads", -1)
 	graph.RegisterInfer("com.microsoft", "GroupQueryAttention", func(g *graph.Graph, n *graph.Node) {
 		if q := n.Input(0); q != nil && q.Type.Rank() == 3 {
 			n.Output(0).SetType(q.Type)

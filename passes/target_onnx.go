@@ -71,6 +71,7 @@ func (onnxTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
 }
 
 func init() {
+	fusedSchemas["ai.onnx.Attention"] = checkONNXAttention
 	graph.RegisterInfer("", "Attention", func(g *graph.Graph, n *graph.Node) {
 		q, v := n.Input(0), n.Input(2)
 		if q == nil || v == nil || q.Type.Rank() != 4 || v.Type.Rank() != 4 {

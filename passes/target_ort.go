@@ -90,6 +90,7 @@ func (ortTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
 
 func init() {
 	// MultiHeadAttention: (B, S, H·Dv) from query (B, S, ·) and value (B, L, H·Dv).
+	fusedSchemas["com.microsoft.MultiHeadAttention"] = checkPacked("num_heads", "num_heads", 5)
 	graph.RegisterInfer("com.microsoft", "MultiHeadAttention", func(g *graph.Graph, n *graph.Node) {
 		q, v := n.Input(0), n.Input(2)
 		if q == nil || v == nil || q.Type.Rank() != 3 || v.Type.Rank() != 3 {
