@@ -111,8 +111,11 @@ func dropIdentityTranspose(g *graph.Graph, n *graph.Node) bool {
 // bypass makes n's readers read n's input and removes n. A graph output
 // keeps its name (ReplaceAllUses renames), so only values that are not
 // graph inputs can take an output's place.
-func bypass(g *graph.Graph, n *graph.Node) bool {
-	in, out := n.Input(0), n.Output(0)
+func bypass(g *graph.Graph, n *graph.Node) bool { return bypassTo(g, n, n.Input(0)) }
+
+// bypassTo makes n's readers read in and removes n.
+func bypassTo(g *graph.Graph, n *graph.Node, in *graph.Value) bool {
+	out := n.Output(0)
 	if isGraphOutput(g, out) && (in.Kind != graph.KindNode || isGraphOutput(g, in)) {
 		return false
 	}

@@ -66,52 +66,52 @@ func mergeAxes(outer, inner []int64, rank int) []int64 {
 	return out
 }
 
-// pairOf returns n's input producer when it is an op of the same kind read
-// by n alone.
-func pairOf(g *graph.Graph, n *graph.Node, op string) *graph.Node {
+// pairOf returns n's input producer when n is an op and the producer an
+// inner op read by n alone.
+func pairOf(g *graph.Graph, n *graph.Node, op, inner string) *graph.Node {
 	if !n.Is(op) || n.Input(0) == nil {
 		return nil
 	}
-	inner := n.Input(0).Producer()
-	if inner == nil || !inner.Is(op) || len(n.Input(0).Uses()) != 1 || isGraphOutput(g, n.Input(0)) {
+	p := n.Input(0).Producer()
+	if p == nil || !p.Is(inner) || len(n.Input(0).Uses()) != 1 || isGraphOutput(g, n.Input(0)) {
 		return nil
 	}
-	return inner
+	return p
 }
 
-// foldUnsqueezePair: Unsqueeze(Unsqueeze(x, a1), a2) → Unsqueeze(x, a).
+// foldUnsqueezePair: Unsqueeze(Unsqueeze(x, a1), a2) → Unsqueeze(x, a);
+// the merge counts a1 among the positions a2 leaves, at the output's rank.
 func foldUnsqueezePair(g *graph.Graph, n *graph.Node) bool {
-	inner := pairOf(g, n, "Unsqueeze")
-	if inner == nil {
-		return false
-	}
-	a2, ok2 := axesOf(n, n.Output(0).Type.Rank())
-	a1, ok1 := axesOf(inner, inner.Output(0).Type.Rank())
-	if !ok1 || !ok2 {
-		return false
-	}
-	merged := mergeAxes(a2, a1, n.Output(0).Type.Rank())
-	if merged == nil {
-		return false
-	}
-	setAxes(g, n, merged)
-	n.SetInput(0, inner.Input(0))
-	return true
+	return foldAxesPair(g, n, "Unsqueeze", func(n, inner *graph.Node) (outer, in []int64, rank int, ok bool) {
+		r := n.Output(0).Type.Rank()
+		a2, ok2 := axesOf(n, r)
+		a1, ok1 := axesOf(inner, inner.Output(0).Type.Rank())
+		return a2, a1, r, ok1 && ok2
+	})
 }
 
-// foldSqueezePair: Squeeze(Squeeze(x, a1), a2) → Squeeze(x, a).
+// foldSqueezePair: Squeeze(Squeeze(x, a1), a2) → Squeeze(x, a); the merge
+// counts a2 among the positions a1 leaves, at x's rank.
 func foldSqueezePair(g *graph.Graph, n *graph.Node) bool {
-	inner := pairOf(g, n, "Squeeze")
+	return foldAxesPair(g, n, "Squeeze", func(n, inner *graph.Node) (outer, in []int64, rank int, ok bool) {
+		r := inner.Input(0).Type.Rank()
+		a1, ok1 := axesOf(inner, r)
+		a2, ok2 := axesOf(n, n.Input(0).Type.Rank())
+		return a1, a2, r, ok1 && ok2
+	})
+}
+
+// foldAxesPair merges n with the same op before it into one node.
+func foldAxesPair(g *graph.Graph, n *graph.Node, op string, split func(n, inner *graph.Node) ([]int64, []int64, int, bool)) bool {
+	inner := pairOf(g, n, op, op)
 	if inner == nil {
 		return false
 	}
-	r := inner.Input(0).Type.Rank()
-	a1, ok1 := axesOf(inner, r)
-	a2, ok2 := axesOf(n, n.Input(0).Type.Rank())
-	if !ok1 || !ok2 {
+	outer, in, rank, ok := split(n, inner)
+	if !ok {
 		return false
 	}
-	merged := mergeAxes(a1, a2, r)
+	merged := mergeAxes(outer, in, rank)
 	if merged == nil {
 		return false
 	}
@@ -122,37 +122,22 @@ func foldSqueezePair(g *graph.Graph, n *graph.Node) bool {
 
 // dropSqueezeOfUnsqueeze: Squeeze(Unsqueeze(x, a), a) → x.
 func dropSqueezeOfUnsqueeze(g *graph.Graph, n *graph.Node) bool {
-	if !n.Is("Squeeze") || n.Input(0) == nil {
-		return false
-	}
-	inner := n.Input(0).Producer()
-	if inner == nil || !inner.Is("Unsqueeze") || len(n.Input(0).Uses()) != 1 || isGraphOutput(g, n.Input(0)) {
+	inner := pairOf(g, n, "Squeeze", "Unsqueeze")
+	if inner == nil {
 		return false
 	}
 	r := n.Input(0).Type.Rank()
 	a1, ok1 := axesOf(inner, r)
 	a2, ok2 := axesOf(n, r)
-	if !ok1 || !ok2 || !slices.Equal(a1, a2) {
-		return false
-	}
-	in, out := inner.Input(0), n.Output(0)
-	if isGraphOutput(g, out) && (in.Kind != graph.KindNode || isGraphOutput(g, in)) {
-		return false
-	}
-	g.ReplaceAllUses(out, in)
-	g.RemoveNode(n)
-	return true
+	return ok1 && ok2 && slices.Equal(a1, a2) && bypassTo(g, n, inner.Input(0))
 }
 
 // swapWhereOfNot: Where(Not(c), a, b) → Where(c, b, a). Stage 1 states
 // bool masks as keep-masks; a lowering that turns one into a bias with
 // Where then reads the model's own condition directly.
 func swapWhereOfNot(g *graph.Graph, n *graph.Node) bool {
-	if !n.Is("Where") || n.Input(0) == nil {
-		return false
-	}
-	not := n.Input(0).Producer()
-	if not == nil || !not.Is("Not") || len(n.Input(0).Uses()) != 1 || isGraphOutput(g, n.Input(0)) {
+	not := pairOf(g, n, "Where", "Not")
+	if not == nil {
 		return false
 	}
 	a, b := n.Input(1), n.Input(2)
