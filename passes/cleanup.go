@@ -11,6 +11,7 @@ import (
 var cleanupRules = []func(g *graph.Graph, n *graph.Node) bool{
 	foldTransposePair, dropIdentityTranspose, foldReshapePair, dropNoopReshape,
 	foldUnsqueezePair, foldSqueezePair, dropSqueezeOfUnsqueeze, swapWhereOfNot,
+	sinkTransposeThroughSqueeze, hoistTransposeAboveParts, mergeSameTranspose,
 }
 
 func cleanupPass(c *Context) error {

@@ -1,0 +1,77 @@
+package passes_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/attnopt/attnopt/graph"
+	. "github.com/attnopt/attnopt/passes"
+)
+
+// layoutOps counts the nodes that only move data around.
+func layoutOps(m *graph.Model) int {
+	n := 0
+	for _, x := range m.Graph.Nodes {
+		if x.Is("Transpose") || x.Is("Reshape") || x.Is("Squeeze") || x.Is("Unsqueeze") {
+			n++
+		}
+	}
+	return n
+}
+
+// layoutGrowth is how many layout nodes a rewrite may add to a fixture, with
+// why; every fixture not listed must not gain any.
+var layoutGrowth = map[string]map[string]int{
+	// SAGAN computes out = V·Aᵀ channels-first: V and the output are
+	// transposed around the fused op, which reads (…, N, D).
+	"attnopt": {"sagan": 2, "sagan_dynamo": 2, "sagan_op11": 2},
+	"ort": {
+		"sagan": 2, "sagan_dynamo": 2, "sagan_op11": 2,
+		// Q, K, V are graph inputs in (B, H, N, D): MultiHeadAttention
+		// reads (B, N, H·D), so each gets Transpose+Reshape and the
+		// output goes back (nothing of the model's to cancel against).
+		"sdpa_causal": 7, "sdpa_causal_dynamo": 5, "sdpa_causal_dynamo_op23": 8,
+		"sdpa_h16d4": 7, "sdpa_h16d4_dynamo": 5, "sdpa_h16d4_fp16": 7, "sdpa_h16d4_fp16_dynamo_op23": 8,
+		"sdpa_h8d8": 7, "sdpa_h8d8_dynamo_op23": 8,
+		// MultiHeadAttention has no grouped-query form: K and V are
+		// repeated to every query head (Unsqueeze+Expand+Reshape), and
+		// RoPE sits between the model's head split and the site.
+		"gqa_dynamo_op23": 4, "hf_llama_gqa": 17, "hf_llama_gqa_dynamo": 18, "hf_llama_gqa_dynamo_op23": 22,
+		"hf_mistral_window": 17,
+		// Three unbind adapters per block stay (the model's output-side
+		// rearrange cancels; its Transpose of the packed QKV is re-permuted
+		// once, cleanup_sink.go).
+		"monai_unetr": 12, "monai_unetr_dynamo": 12,
+		// ONNX Attention read the (B, H, N, D) parts directly; MHA reads
+		// each through one Reshape after the re-permuted Transpose.
+		"timm_vit_sdpa_dynamo_op23": 2,
+		// Sequence-first layouts with batch·heads folded by Reshape: the
+		// adapters do not meet a Transpose they cancel.
+		"nn_transformer": 12, "nn_transformer_dynamo": 17, "nn_transformer_dynamo_op23": 20,
+		"tv_swinv2_dynamo": 10, "tv_swinv2_dynamo_op23": 10,
+	},
+}
+
+// No rewrite grows a fixture's layout ops beyond what its table row says.
+func TestLayoutOpsDoNotGrow(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "models", "*", "model.onnx"))
+	if len(files) == 0 {
+		t.Skip("no fixtures")
+	}
+	for target, allowed := range layoutGrowth {
+		for _, f := range files {
+			name := filepath.Base(filepath.Dir(f))
+			m, err := graph.Load(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := layoutOps(m)
+			if _, err := Rewrite(m, Options{Target: target}); err != nil {
+				t.Fatalf("%s/%s: %v", name, target, err)
+			}
+			if grew := layoutOps(m) - before; grew > allowed[name] {
+				t.Errorf("%s/%s: %d → %d layout ops (+%d, allowed +%d)", name, target, before, before+grew, grew, allowed[name])
+			}
+		}
+	}
+}
