@@ -3,9 +3,11 @@
 // attnopt.FlashAttention and attnopt.WindowAttention, and compares the outputs
 // with the float64 reference and with the C ABI called directly.
 // Usage: test_ort LIBATTNOPT_ORT [LIBONNXRUNTIME]   (exit 77 = skipped)
+#include <dirent.h>
 #include <dlfcn.h>
 
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "onnx_proto.h"
@@ -51,10 +53,10 @@ struct Result {
 
 class Runner {
  public:
-  explicit Runner(const char* custom_lib) {
+  explicit Runner(const char* custom_lib, int intra_op_threads = 1) {
     check_ort(g_ort->CreateEnv(ORT_LOGGING_LEVEL_WARNING, "attnopt-test", &env_), "CreateEnv");
     check_ort(g_ort->CreateSessionOptions(&opts_), "CreateSessionOptions");
-    check_ort(g_ort->SetIntraOpNumThreads(opts_, 1), "SetIntraOpNumThreads");
+    check_ort(g_ort->SetIntraOpNumThreads(opts_, intra_op_threads), "SetIntraOpNumThreads");
     check_ort(g_ort->RegisterCustomOpsLibrary_V2(opts_, custom_lib), "RegisterCustomOpsLibrary_V2");
     check_ort(g_ort->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &mem_), "CreateCpuMemoryInfo");
   }
@@ -152,7 +154,8 @@ void expect_output(const char* name, const Result& r, attnopt_dtype t, const std
 
 void flash_case(Runner& run, const char* name, attnopt_dtype t, bool rank3, int64_t B, int64_t Hq, int64_t Hkv,
                 int64_t Nq, int64_t Nk, int64_t Dqk, int64_t Dv, int mask_kind /*0 none,1 bool,2 float*/,
-                bool causal, float scale, bool dynamic_axes = false) {
+                bool causal, float scale, bool dynamic_axes = false,
+                const std::function<void()>& after_ort = nullptr) {
   std::mt19937 rng(7 + static_cast<unsigned>(Nq * 31 + Nk));
   Tensor q = make_tensor(t, B * Hq * Nq * Dqk, rng, -2.f, 2.f);
   Tensor k = make_tensor(t, B * Hkv * Nk * Dqk, rng, -2.f, 2.f);
@@ -208,6 +211,7 @@ void flash_case(Runner& run, const char* name, attnopt_dtype t, bool rank3, int6
       "FlashAttention", inputs, {"out", ot, declared(oshape, true)},
       {onnx_proto::attr_float("scale", scale), onnx_proto::attr_int("causal", causal ? 1 : 0)});
   const Result r = run.run(model, feeds, "out");
+  if (after_ort) after_ort();
 
   Admit admit;
   if (causal) admit = [Nq, Nk](int64_t i, int64_t j) { return j <= i + Nk - Nq; };
@@ -284,6 +288,16 @@ void bad_mask_case(Runner& run) {
 
 }  // namespace
 
+// Threads of this process (Linux), -1 when unknown.
+int thread_count() {
+  DIR* d = opendir("/proc/self/task");
+  if (!d) return -1;
+  int n = 0;
+  while (dirent* e = readdir(d)) n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
+}
+
 int main(int argc, char** argv) {
   const char* custom = argc > 1 ? argv[1] : nullptr;
   std::string ort = argc > 2 ? argv[2] : "";
@@ -313,8 +327,16 @@ int main(int argc, char** argv) {
   }
   {
     Runner run(custom);
+    // Run first, before any direct call starts attnopt's own pool: with
+    // intra_op_num_threads = 1 the op runs on the session's one thread and
+    // starts none (the pool would start hardware_concurrency - 1 workers).
+    const int before = thread_count();
     flash_case(run, "Flash GQA, Dqk!=Dv, bool (1,1,Nq,Nk), dead rows", ATTNOPT_F32, false, 2, 4, 2, 33, 50, 16, 24, 1,
-               false, 0.3f);
+               false, 0.3f, false, [before] {
+                 const int after = thread_count();
+                 EXPECT_TRUE(after == before, "intra_op_num_threads 1: %d threads before the run, %d after", before,
+                             after);
+               });
     flash_case(run, "Flash rank 3, causal Nq<Nk", ATTNOPT_F16, true, 3, 1, 1, 20, 45, 8, 8, 0, true, 0.35355339f);
     flash_case(run, "Flash additive float mask (B,1,1,Nk)", ATTNOPT_BF16, false, 2, 2, 2, 40, 40, 32, 32, 2, false,
                0.17677669f);
@@ -326,6 +348,12 @@ int main(int argc, char** argv) {
                 0.25f);
     window_case(run, "Window 1D 50 w 8 shift 5", ATTNOPT_BF16, 1, 3, 32, {50}, {8}, {5}, 0.17677669f);
     bad_mask_case(run);
+  }
+  {
+    // Two intra-op threads: the same bits as the direct call (checked inside).
+    Runner run(custom, 2);
+    flash_case(run, "Flash on 2 intra-op threads, causal", ATTNOPT_F32, false, 2, 4, 4, 70, 70, 32, 32, 0, true, 0.2f);
+    window_case(run, "Window on 2 intra-op threads", ATTNOPT_F16, 2, 2, 16, {8, 8}, {4, 4}, {2, 2}, 0.25f);
   }
   if (g_failures) {
     std::fprintf(stderr, "%d check(s) failed\n", g_failures);

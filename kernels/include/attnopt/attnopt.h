@@ -14,6 +14,7 @@
 #ifndef ATTNOPT_ATTNOPT_H_
 #define ATTNOPT_ATTNOPT_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -105,6 +106,16 @@ ATTNOPT_API int attnopt_cpu_window_attention_fwd(const attnopt_window_params* p)
 /* Worker threads for the CPU calls; 0 (default) = hardware concurrency,
  * overridden at first use by the ATTNOPT_NUM_THREADS environment variable. */
 ATTNOPT_API void attnopt_cpu_set_num_threads(int n);
+
+/* A host's parallel loop: calls body(arg, i) for every i in [0, n), possibly
+ * concurrently, and returns 0 when it ran them all. */
+typedef void (*attnopt_parallel_body)(void* arg, size_t i);
+typedef int (*attnopt_parallel_runner)(void* runner_ctx, attnopt_parallel_body body, void* arg, size_t n);
+/* For the calling thread only: the CPU calls run their parallel loops through
+ * runner (at most width concurrent workers, capped by the thread setting
+ * above) instead of attnopt's own pool; runner NULL restores the pool. The
+ * ONNX Runtime custom ops use it to run on the session's intra-op threads. */
+ATTNOPT_API void attnopt_cpu_set_thread_runner(attnopt_parallel_runner runner, void* runner_ctx, int width);
 
 /* CUDA: pointers are device pointers; stream is a cudaStream_t (NULL = the
  * legacy default stream). Asynchronous: returns after the launch. */

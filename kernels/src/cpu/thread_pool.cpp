@@ -126,9 +126,49 @@ Pool* process_pool() {
 
 }  // namespace
 
+namespace {
+
+// The host runner of the calling thread (attnopt_cpu_set_thread_runner), and
+// whether this thread is inside one of its bodies: a nested loop there runs
+// on its own thread, like a nested call on the pool.
+struct HostRunner {
+  attnopt_parallel_runner run = nullptr;
+  void* ctx = nullptr;
+  int width = 0;
+};
+thread_local HostRunner t_runner;
+thread_local bool t_in_body = false;
+
+struct HostJob {
+  const std::function<void(int64_t, int)>* fn;
+  int64_t items;
+  std::atomic<int64_t> next{0};
+};
+
+// One invocation of the host's loop is one worker pulling items.
+void host_body(void* arg, size_t worker) {
+  auto* job = static_cast<HostJob*>(arg);
+  const bool outer = t_in_body;
+  t_in_body = true;
+  for (int64_t i = job->next.fetch_add(1); i < job->items; i = job->next.fetch_add(1))
+    (*job->fn)(i, static_cast<int>(worker));
+  t_in_body = outer;
+}
+
+}  // namespace
+
 void parallel_for(int64_t items, const std::function<void(int64_t, int)>& fn,
                   const std::function<void(int)>& before) {
   if (items <= 0) return;
+  if (t_runner.run && !t_in_body) {
+    const int workers = static_cast<int>(std::min<int64_t>({cpu_num_threads(), t_runner.width, items}));
+    if (before) before(workers);
+    HostJob job{&fn, items};
+    if (t_runner.run(t_runner.ctx, host_body, &job, static_cast<size_t>(workers)) != 0) {
+      host_body(&job, 0);  // the host refused: finish what it left on this thread
+    }
+    return;
+  }
   const int workers = static_cast<int>(std::min<int64_t>(cpu_num_threads(), items));
   if (before) before(workers);
   if (workers > 1 && process_pool()->run(items, workers, fn)) return;
@@ -138,3 +178,7 @@ void parallel_for(int64_t items, const std::function<void(int64_t, int)>& fn,
 }  // namespace attnopt
 
 extern "C" void attnopt_cpu_set_num_threads(int n) { attnopt::g_num_threads.store(n > 0 ? n : 0); }
+
+extern "C" void attnopt_cpu_set_thread_runner(attnopt_parallel_runner runner, void* runner_ctx, int width) {
+  attnopt::t_runner = {runner, runner_ctx, width > 0 ? width : 1};
+}

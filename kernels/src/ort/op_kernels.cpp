@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "attnopt/attnopt.h"
 
@@ -131,6 +132,25 @@ OrtStatusPtr status_of(int rc, const char* op) {
                              (std::string("attnopt: ") + op + ": " + attnopt_status_string(rc)).c_str());
 }
 
+// The CPU kernels run their parallel loops on the session's intra-op
+// threads (KernelContext_ParallelFor), so intra_op_num_threads bounds them
+// as it bounds ONNX Runtime's own kernels; attnopt's pool stays idle.
+int ort_parallel_for(void* ctx, attnopt_parallel_body body, void* arg, size_t n) {
+  OrtStatusPtr st = g_api->KernelContext_ParallelFor(static_cast<const OrtKernelContext*>(ctx), body, n, n, arg);
+  if (!st) return 0;
+  g_api->ReleaseStatus(st);
+  return 1;
+}
+
+// Installs the session's threads for one CPU call on this thread.
+class OnSessionThreads {
+ public:
+  explicit OnSessionThreads(OrtKernelContext* ctx) {
+    attnopt_cpu_set_thread_runner(ort_parallel_for, ctx, static_cast<int>(std::thread::hardware_concurrency()));
+  }
+  ~OnSessionThreads() { attnopt_cpu_set_thread_runner(nullptr, nullptr, 0); }
+};
+
 OrtStatusPtr gpu_stream(OrtKernelContext* ctx, void** stream) {
   *stream = nullptr;
   return g_api->KernelContext_GetGPUComputeStream(ctx, stream);
@@ -189,6 +209,7 @@ OrtStatusPtr compute_flash(const Kernel& kern, OrtKernelContext* ctx) {
     RETURN_IF_ORT_ERROR(gpu_stream(ctx, &stream));
     return status_of(attnopt_cuda_flash_attention_fwd(&p, stream), "FlashAttention");
   }
+  OnSessionThreads threads(ctx);
   return status_of(attnopt_cpu_flash_attention_fwd(&p), "FlashAttention");
 }
 
@@ -229,6 +250,7 @@ OrtStatusPtr compute_window(const Kernel& kern, OrtKernelContext* ctx) {
     RETURN_IF_ORT_ERROR(gpu_stream(ctx, &stream));
     return status_of(attnopt_cuda_window_attention_fwd(&p, stream), "WindowAttention");
   }
+  OnSessionThreads threads(ctx);
   return status_of(attnopt_cpu_window_attention_fwd(&p), "WindowAttention");
 }
 
