@@ -100,8 +100,11 @@ func opContribAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 	if mask != nil && len(mask.Shape) == 4 {
 		return nil, fmt.Errorf("Attention (com.microsoft): 4-D mask_index is not supported")
 	}
+	if mask != nil && len(mask.Shape) == 1 && mask.Shape[0] == 2*x.Shape[0] {
+		mask = keySpans(mask, x.Shape[0], x.Shape[1])
+	}
 	if mask != nil && len(mask.Shape) == 1 && mask.Shape[0] != x.Shape[0] {
-		return nil, fmt.Errorf("Attention (com.microsoft): mask_index of shape %v (left padding) is not supported", mask.Shape)
+		return nil, fmt.Errorf("Attention (com.microsoft): mask_index of shape %v is not supported", mask.Shape)
 	}
 	y, kh, vh, err := mhaCore(c, q, k, v, mask, opt(in, 5), heads)
 	if err != nil {
@@ -112,6 +115,22 @@ func opContribAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 	copy(present.F, kh.F)
 	copy(present.F[len(kh.F):], vh.F)
 	return []*Tensor{y, present}, nil
+}
+
+// keySpans turns mask_index (2B), exclusive ends then inclusive starts
+// (left padding), into the raw (B, T) 0/1 mask: key j is kept when
+// start ≤ j < end.
+func keySpans(m *Tensor, b, t int) *Tensor {
+	ids := m.ints()
+	out := NewTensor(graph.Int32, []int{b, t})
+	for i := 0; i < b; i++ {
+		for j := 0; j < t; j++ {
+			if int64(j) < ids[i] && int64(j) >= ids[b+i] {
+				out.I[i*t+j] = 1
+			}
+		}
+	}
+	return out
 }
 
 func init() {

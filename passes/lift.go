@@ -24,6 +24,7 @@ type liftRule struct {
 var liftRules = []liftRule{
 	{"", "Attention", liftONNXAttention},
 	{"com.microsoft", "MultiHeadAttention", liftMHA},
+	{"com.microsoft", "Attention", liftMSAttention},
 }
 
 func liftRuleFor(n *graph.Node) *liftRule {
@@ -331,6 +332,8 @@ func LiftedNote(op string) string {
 	switch op {
 	case "ai.onnx.Attention":
 		return "ONNX Runtime 1.24's CPU kernel for it materialises the scores"
+	case "com.microsoft.Attention":
+		return "ONNX Runtime 1.24's CPU kernel for it materialises the scores (and a B·S·T mask when masked or causal)"
 	case "com.microsoft.MultiHeadAttention":
 		return "ONNX Runtime 1.24's CPU kernel materialises the scores when it has an attention_bias"
 	}

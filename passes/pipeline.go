@@ -165,7 +165,7 @@ func (c *Context) fuseWith(s *Site, a *Action, build func(e *emitter) (*graph.Va
 	}
 	before := len(g.Nodes)
 	e := newEmitter(g, fmt.Sprintf("attnopt/site%d", s.ID))
-	out, err := build(e)
+	out, err := withPrelude(e, s, build)
 	if err != nil {
 		// Undo the nodes this site added; nothing of the original changed.
 		for _, n := range append([]*graph.Node(nil), g.Nodes[before:]...) {

@@ -87,6 +87,12 @@ type Site struct {
 	// rows; the fused ops do that themselves.
 	ZeroRowGuard bool
 
+	// prelude emits what a lifted op computed inside itself before the
+	// attention (com.microsoft.Attention's QKV projection and mask_index,
+	// lift_msattention.go): until lowering, Q, K, V and its mask term are
+	// typed placeholders outside the graph, so matching changes nothing.
+	prelude func(e *emitter, s *Site)
+
 	extra       []*graph.Node   // operand-scale nodes peeled off Q or Kᵀ
 	present     [2]*graph.Value // full K and V as emitted, for present outputs
 	causalTerms []causalTerm    // triangular mask terms, resolved once the lengths are known
