@@ -1,11 +1,14 @@
 package passes_test
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/graph/onnxpb"
+	"github.com/attnopt/attnopt/internal/testgraph"
 	. "github.com/attnopt/attnopt/passes"
 )
 
@@ -83,5 +86,88 @@ func TestLiftMSAttention(t *testing.T) {
 				checkStoredOutputs(t, m, rew, ins, want, runners, target == "attnopt" && !customOK)
 			})
 		}
+	}
+}
+
+// TestLiftMSAttentionRules: forms built here that the fixtures do not
+// cover. Lifted ones (no bias, which ONNX Runtime 1.24.3's CPU kernel
+// crashes on; a triangular attention_bias; opset 10 slices) are rewritten
+// for attnopt and ort and compared with the original in the Go runtime;
+// refused ones name the node or value and the reason.
+func TestLiftMSAttentionRules(t *testing.T) {
+	const bsz, seq, din, heads = 2, 5, 12, 3
+	for _, c := range []struct {
+		name  string
+		opset int64
+		bias  bool
+		mask  []any // mask_index dims (int32), nil for none
+		ab    string
+		attrs []*onnxpb.AttributeProto
+		cols  int64
+		want  string // a variant, or the refusal's reason
+	}{
+		{"no bias", 17, false, nil, "", nil, 36, "lifted:com.microsoft.Attention/rank3/scale-default"},
+		{"opset 10 slices", 10, true, []any{bsz, seq}, "", nil, 36, "lifted:com.microsoft.Attention/rank3/scale-default/mask-additive"},
+		{"causal attention_bias", 17, true, nil, "causal", nil, 36, "lifted:com.microsoft.Attention/rank3/scale-default/causal"},
+		{"causal attention_bias and mask_index", 17, true, []any{bsz, seq}, "causal", nil, 36, "causal (unidirectional or a triangular attention_bias) with mask_index"},
+		{"do_rotary", 17, true, nil, "", []*onnxpb.AttributeProto{testgraph.Int("do_rotary", 1)}, 36, "do_rotary"},
+		{"shared buffer", 17, true, nil, "", []*onnxpb.AttributeProto{testgraph.Int("past_present_share_buffer", 1)}, 36, "past_present_share_buffer"},
+		{"4-D mask", 17, true, []any{bsz, 1, 8, 8}, "", nil, 36, "4-D mask_index"},
+		{"(3B+2) mask", 17, true, []any{3*bsz + 2}, "", nil, 36, "is none of (B), (2B), (B, T), (B, S, T)"},
+		{"1-D mask at opset 10", 10, true, []any{bsz}, "", nil, 36, "need Range (opset 11)"},
+		{"Q and K sizes differ", 17, true, nil, "", []*onnxpb.AttributeProto{testgraph.Ints("qkv_hidden_sizes", 12, 6, 18)}, 36, "Q and K differ"},
+		{"sizes do not split", 17, true, nil, "", []*onnxpb.AttributeProto{testgraph.Ints("qkv_hidden_sizes", 12, 12, 6)}, 36, "do not split the weights"},
+		{"columns not in three", 17, true, nil, "", nil, 35, "not three equal static parts"},
+		{"heads do not divide", 17, true, nil, "", []*onnxpb.AttributeProto{testgraph.Ints("qkv_hidden_sizes", 10, 10, 16)}, 36, "do not split into 3 query"},
+	} {
+		build := func() *graph.Model {
+			b := testgraph.New(c.opset)
+			b.Import("com.microsoft", 1)
+			ins := []string{b.Input("x", graph.Float32, bsz, seq, din), b.Weight(graph.Float32, din, c.cols), ""}
+			if c.bias {
+				ins[2] = b.Weight(graph.Float32, c.cols)
+			}
+			if c.mask != nil {
+				ins = append(ins, b.Input("mask_index", graph.Int32, c.mask...))
+			}
+			if c.ab == "causal" {
+				tri := make([]float64, seq*seq)
+				for i := 0; i < seq; i++ {
+					for j := i + 1; j < seq; j++ {
+						tri[i*seq+j] = math.Inf(-1)
+					}
+				}
+				for len(ins) < 5 {
+					ins = append(ins, "")
+				}
+				ins = append(ins, b.Const(graph.Float32, []int64{1, 1, seq, seq}, tri...))
+			}
+			attrs := append([]*onnxpb.AttributeProto{testgraph.Int("num_heads", heads)}, c.attrs...)
+			b.Output(b.NodeN("Attention", "com.microsoft", ins, 1, attrs...)[0])
+			return b.Model()
+		}
+		t.Run(c.name, func(t *testing.T) {
+			res := FindSites(build().Graph)
+			if !strings.HasPrefix(c.want, "lifted:") {
+				if len(res.Sites) != 0 || len(res.Rejected) != 1 || !strings.Contains(res.Rejected[0].Reason, c.want) {
+					t.Fatalf("%d sites, rejections %+v; want the refusal %q", len(res.Sites), res.Rejected, c.want)
+				}
+				return
+			}
+			if len(res.Sites) != 1 || res.Sites[0].Variant != c.want {
+				t.Fatalf("%d sites %+v, rejected %+v; want one %s", len(res.Sites), res.Sites, res.Rejected, c.want)
+			}
+			for _, target := range []string{"attnopt", "ort"} {
+				orig, m := build(), build()
+				rc, err := Rewrite(m, Options{Target: target, VerifyEach: true})
+				if err != nil {
+					t.Fatalf("%s: %v", target, err)
+				}
+				if rc.FusedCount() != 1 {
+					t.Fatalf("%s did not fuse: %s", target, rc.Actions[0].Reason)
+				}
+				compareModels(t, orig, m, 3)
+			}
+		})
 	}
 }

@@ -79,7 +79,35 @@ def case(name, attrs=None, mask=None, bias_shape=None, sizes=None, dtype=np.floa
     print(name, [v.shape for v in ys])
 
 
+def bench_model(path, seq, din, heads, masked):
+    """One com.microsoft.Attention at a size where the scores dominate, for
+    bench/msattention_rss.sh: x (1, seq, din), head dim din / heads, and a
+    raw (1, seq) mask_index when masked. Weights only; no test data."""
+    rng = np.random.default_rng(0)
+    w = (rng.standard_normal((din, 3 * din)) / np.sqrt(din)).astype(np.float32)
+    b = (0.1 * rng.standard_normal(3 * din)).astype(np.float32)
+    infos = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, seq, din])]
+    ins = ["x", "w", "b"]
+    if masked:
+        infos.append(helper.make_tensor_value_info("mask_index", TensorProto.INT32, [1, seq]))
+        ins.append("mask_index")
+    node = helper.make_node("Attention", ins, ["y"], name="attention", domain="com.microsoft", num_heads=heads)
+    out = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, din])
+    model = helper.make_model(
+        helper.make_graph([node], os.path.basename(path), infos, [out],
+                          [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]),
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
+        producer_name="attnopt-export_msattention")
+    model.ir_version = 9
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    print(path)
+
+
 if __name__ == "__main__":
+    examples = os.path.join(os.path.dirname(OUT), "examples")
+    bench_model(os.path.join(examples, "msattention_h1_s16384.onnx"), 16384, 8, 1, False)
+    bench_model(os.path.join(examples, "msattention_h1_s16384_mask.onnx"), 16384, 8, 1, True)
     i32 = lambda a: np.array(a, dtype=np.int32)
     pad2d = i32([[1, 1, 1, 1, 0, 0], [1, 1, 1, 1, 1, 1], [0, 1, 1, 0, 1, 0]])
     mask3d = np.random.default_rng(7).integers(0, 2, size=(B, S, S)).astype(np.int32)
