@@ -9,21 +9,7 @@
 # with the order rotated every run, RUNS times each (default 5): min and
 # median. Needs the custom-op library (bash kernels/ci.sh).
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$root"
-runs="${RUNS:-5}"
-export ONNXRUNTIME_LIB="${ONNXRUNTIME_LIB:-$(bash scripts/setup-ort.sh)}"
-go build -o attnopt ./cmd/attnopt
-go build -o bench/ortrun/ortrun ./bench/ortrun
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-peak() { # model → peak KiB
-  /usr/bin/time -v bench/ortrun/ortrun "$1" 2>"$tmp/time.txt" >/dev/null || { cat "$tmp/time.txt" >&2; return 1; }
-  awk -F': ' '/Maximum resident set size/ {print $2}' "$tmp/time.txt"
-}
-stats() { sort -n "$1" | awk '{a[NR]=$1} END {printf "min %5.0f MiB, median %5.0f MiB", a[1]/1024, a[int((NR+1)/2)]/1024}'; }
-med() { sort -n "$1" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-lo() { sort -n "$1" | head -1; }
+source "$(dirname "$0")/rss_lib.sh"
 for name in msattention_h1_s16384 msattention_h1_s16384_mask; do
   orig="testdata/examples/$name.onnx"
   sides=(original attnopt ort)

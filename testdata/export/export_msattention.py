@@ -11,12 +11,13 @@ ONNX Runtime 1.24.3's CPU kernel crashes (SIGSEGV) on this op without the
 bias input, so every case has one."""
 
 import os
-import shutil
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+from export_ops import save_case
 
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "msattention")
 B, S, DIN, H, HD = 3, 6, 16, 2, 4
@@ -66,16 +67,7 @@ def case(name, attrs=None, mask=None, bias_shape=None, sizes=None, dtype=np.floa
     onnx.checker.check_model(model)
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     ys = sess.run(None, feeds)
-    d = os.path.join(OUT, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(os.path.join(d, "test_data_set_0"))
-    onnx.save(model, os.path.join(d, "model.onnx"))
-    for i, (n, v) in enumerate(feeds.items()):
-        with open(os.path.join(d, "test_data_set_0", f"input_{i}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(v, name=n).SerializeToString())
-    for i, (n, v) in enumerate(zip(outs, ys)):
-        with open(os.path.join(d, "test_data_set_0", f"output_{i}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(np.ascontiguousarray(v), name=n).SerializeToString())
+    save_case(os.path.join(OUT, name), model, feeds, dict(zip(outs, ys)))
     print(name, [v.shape for v in ys])
 
 
