@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/attnopt/attnopt/graph"
 )
@@ -97,14 +98,10 @@ func opContribAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 	q := sliceAxis(qkv, 2, 0, sizes[0])
 	k := sliceAxis(qkv, 2, sizes[0], sizes[1])
 	v := sliceAxis(qkv, 2, sizes[0]+sizes[1], sizes[2])
-	if mask != nil && len(mask.Shape) == 4 {
-		return nil, fmt.Errorf("Attention (com.microsoft): 4-D mask_index is not supported")
-	}
-	if mask != nil && len(mask.Shape) == 1 && mask.Shape[0] == 2*x.Shape[0] {
-		mask = keySpans(mask, x.Shape[0], x.Shape[1])
-	}
-	if mask != nil && len(mask.Shape) == 1 && mask.Shape[0] != x.Shape[0] {
-		return nil, fmt.Errorf("Attention (com.microsoft): mask_index of shape %v is not supported", mask.Shape)
+	if mask != nil {
+		if mask, err = rawMask(mask, x.Shape[0], x.Shape[1], c.attrInt("unidirectional", 0) != 0); err != nil {
+			return nil, err
+		}
 	}
 	y, kh, vh, err := mhaCore(c, q, k, v, mask, opt(in, 5), heads)
 	if err != nil {
@@ -117,20 +114,51 @@ func opContribAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 	return []*Tensor{y, present}, nil
 }
 
-// keySpans turns mask_index (2B), exclusive ends then inclusive starts
-// (left padding), into the raw (B, T) 0/1 mask: key j is kept when
-// start ≤ j < end.
-func keySpans(m *Tensor, b, t int) *Tensor {
+// rawMask turns every mask_index form ONNX Runtime's CPU kernel runs into
+// the raw 0/1 form (B, T) or (B, S, T) for S queries over T = S keys: key
+// lengths (B) keep j < len, spans (2B) (ends, then starts) keep
+// start ≤ j < end, and raw masks keep positive entries. Without
+// unidirectional, a row that keeps no key keeps them all: mask_filter_value
+// is then added to all its scores, a constant the softmax cancels, and
+// adding it would only round the scores at its magnitude.
+func rawMask(m *Tensor, b, t int, causal bool) (*Tensor, error) {
 	ids := m.ints()
-	out := NewTensor(graph.Int32, []int{b, t})
-	for i := 0; i < b; i++ {
-		for j := 0; j < t; j++ {
-			if int64(j) < ids[i] && int64(j) >= ids[b+i] {
-				out.I[i*t+j] = 1
+	var out *Tensor
+	switch {
+	case len(m.Shape) == 1 && (m.Shape[0] == b || m.Shape[0] == 2*b):
+		out = NewTensor(graph.Int32, []int{b, t})
+		for i := 0; i < b; i++ {
+			start := int64(0)
+			if m.Shape[0] == 2*b {
+				start = ids[b+i]
+			}
+			for j := 0; j < t; j++ {
+				if int64(j) < ids[i] && int64(j) >= start {
+					out.I[i*t+j] = 1
+				}
+			}
+		}
+	case (len(m.Shape) == 2 || len(m.Shape) == 3) && m.Shape[len(m.Shape)-1] == t:
+		out = NewTensor(graph.Int32, append([]int(nil), m.Shape...))
+		for i, v := range ids {
+			if v > 0 {
+				out.I[i] = 1
+			}
+		}
+	default:
+		return nil, fmt.Errorf("Attention (com.microsoft): mask_index of shape %v is not supported", m.Shape)
+	}
+	if !causal {
+		for r := 0; r < len(out.I); r += t {
+			row := out.I[r : r+t]
+			if slices.Max(row) == 0 {
+				for j := range row {
+					row[j] = 1
+				}
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 func init() {

@@ -5,8 +5,8 @@ test_data_set_0/, in the layout of testdata/ops. passes' TestLiftMSAttention
 rewrites each with --target attnopt and --target ort and checks the stored
 outputs in the Go runtime and in ONNX Runtime.
 
-Run with the onnxruntime the tests use (1.24.3):
-  /work/venv-cov/bin/python testdata/export/export_msattention.py
+Run with any Python that has onnx and onnxruntime 1.24.3 (the version
+the tests use): python testdata/export/export_msattention.py
 ONNX Runtime 1.24.3's CPU kernel crashes (SIGSEGV) on this op without the
 bias input, so every case has one."""
 
