@@ -47,8 +47,8 @@ var maskIndexRules = []maskIndexRule{
 			// so j ≥ start needs no clamp.
 			ends := e.reshape(e.op("Cast", "", []*graph.Value{m}, graph.IntAttr("to", int64(graph.Int64))), 2, -1)
 			j := keyPositions(e, x)
-			end := e.op("Gather", "", []*graph.Value{ends, e.g.AddInit(e.prefix+"/const", graph.NewInt64Tensor("", nil, []int64{0}))})
-			start := e.op("Gather", "", []*graph.Value{ends, e.g.AddInit(e.prefix+"/const", graph.NewInt64Tensor("", nil, []int64{1}))})
+			end := e.op("Gather", "", []*graph.Value{ends, scalarI64(e, 0)})
+			start := e.op("Gather", "", []*graph.Value{ends, scalarI64(e, 1)})
 			before := keyIndexCompare(e, "Less", j, end)
 			after := e.op("Not", "", []*graph.Value{keyIndexCompare(e, "Less", j, start)})
 			return e.op("And", "", []*graph.Value{before, after})
@@ -71,9 +71,11 @@ func keyRowShape(m graph.Shape, s *Site) graph.Shape {
 // keyPositions is Range(0, T) over the keys of x (B, T, ·).
 func keyPositions(e *emitter, x *graph.Value) *graph.Value {
 	t := e.squeeze(e.shapeSlice(x, 1, 2), 0)
-	zero := e.g.AddInit(e.prefix+"/const", graph.NewInt64Tensor("", nil, []int64{0}))
-	one := e.g.AddInit(e.prefix+"/const", graph.NewInt64Tensor("", nil, []int64{1}))
-	return e.op("Range", "", []*graph.Value{zero, t, one})
+	return e.op("Range", "", []*graph.Value{scalarI64(e, 0), t, scalarI64(e, 1)})
+}
+
+func scalarI64(e *emitter, v int64) *graph.Value {
+	return e.g.AddInit(e.prefix+"/const", graph.NewInt64Tensor("", nil, []int64{v}))
 }
 
 // keyIndexCompare is op(j, bound[b]) as (B, 1, 1, T) for key positions j
