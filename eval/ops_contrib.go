@@ -66,13 +66,11 @@ func opSkipLayerNorm(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 }
 
 // opContribAttention is com.microsoft.Attention: a packed QKV projection
-// followed by the same attention as MultiHeadAttention.
+// followed by the same attention as MultiHeadAttention, after past's keys
+// and values when there is a cache; present stacks the full K and V.
 func opContribAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 	x, w := in[0], in[1]
 	bias, mask := opt(in, 2), opt(in, 3)
-	if p := opt(in, 4); p != nil && p.Numel() > 0 {
-		return nil, fmt.Errorf("Attention (com.microsoft): past state is not supported")
-	}
 	if c.attrInt("do_rotary", 0) != 0 {
 		return nil, fmt.Errorf("Attention (com.microsoft): do_rotary is not supported")
 	}
@@ -98,8 +96,25 @@ func opContribAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 	q := sliceAxis(qkv, 2, 0, sizes[0])
 	k := sliceAxis(qkv, 2, sizes[0], sizes[1])
 	v := sliceAxis(qkv, 2, sizes[0]+sizes[1], sizes[2])
+	// past (2, B, H, P, d): the cached keys and values come first.
+	if p := opt(in, 4); p != nil && p.Numel() > 0 {
+		if len(p.Shape) != 5 || p.Shape[0] != 2 {
+			return nil, fmt.Errorf("Attention (com.microsoft): past of shape %v is not (2, B, H, P, d)", p.Shape)
+		}
+		kv := [2]*Tensor{k, v}
+		for i := range kv {
+			h, err := headsFirst(kv[i], heads)
+			if err != nil {
+				return nil, err
+			}
+			if kv[i], err = concatSeq(sliceAxis(p, 0, i, 1).reshaped(p.Shape[1:]), h); err != nil {
+				return nil, err
+			}
+		}
+		k, v = kv[0], kv[1]
+	}
 	if mask != nil {
-		if mask, err = rawMask(mask, x.Shape[0], x.Shape[1], c.attrInt("unidirectional", 0) != 0); err != nil {
+		if mask, err = rawMask(mask, x.Shape[0], k.Shape[len(k.Shape)-2], c.attrInt("unidirectional", 0) != 0); err != nil {
 			return nil, err
 		}
 	}
@@ -115,7 +130,8 @@ func opContribAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 }
 
 // rawMask turns every mask_index form ONNX Runtime's CPU kernel runs into
-// the raw 0/1 form (B, T) or (B, S, T) for S queries over T = S keys: key
+// the raw 0/1 form (B, T) or (B, S, T) for S queries over T keys (the
+// cache's included): key
 // lengths (B) keep j < len, spans (2B) (ends, then starts) keep
 // start ≤ j < end, and raw masks keep positive entries. Without
 // unidirectional, a row that keeps no key keeps them all: mask_filter_value

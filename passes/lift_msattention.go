@@ -8,10 +8,10 @@ import (
 // projection X·W + bias gives Q, K and V, then multi-head attention with an
 // optional mask_index and attention_bias. ONNX Runtime's CPU kernel
 // materialises the B·H·S·T scores and a B·S·T mask (bench/README.md), so
-// the op is lifted. Q, K and V do not exist in the graph: they are typed
+// the op is lifted (T = P + S with a cache of P keys). Q, K and V do not exist in the graph: they are typed
 // placeholders until lowering, when the site's prelude emits MatMul, Add
-// and a Slice per part and the mask_index as a mask term; the site is then
-// a (B, S, H·D) one like a lifted MultiHeadAttention.
+// and a Slice per part, the cache halves and the mask_index as a mask term;
+// the site is then a (B, S, H·D) one like a lifted MultiHeadAttention.
 
 // maskIndexForm is one of the shapes mask_index comes in.
 type maskIndexForm int
@@ -28,7 +28,9 @@ const (
 type maskIndexRule struct {
 	form  maskIndexForm
 	match func(m graph.Shape, s *Site) bool
-	keep  func(e *emitter, m, x *graph.Value) *graph.Value
+	// keep gets the op's input x and past (nil without a cache), which
+	// give the number of keys.
+	keep func(e *emitter, m, x, past *graph.Value) *graph.Value
 	// keepShape is the condition's shape.
 	keepShape func(m graph.Shape, s *Site) graph.Shape
 }
@@ -36,17 +38,17 @@ type maskIndexRule struct {
 var maskIndexRules = []maskIndexRule{
 	{maskKeyLengths,
 		func(m graph.Shape, s *Site) bool { return len(m) == 1 && m[0].Equal(s.Batch) },
-		func(e *emitter, m, x *graph.Value) *graph.Value {
-			return keyIndexCompare(e, "Less", keyPositions(e, x), e.op("Cast", "", []*graph.Value{m}, graph.IntAttr("to", int64(graph.Int64))))
+		func(e *emitter, m, x, past *graph.Value) *graph.Value {
+			return keyIndexCompare(e, "Less", keyPositions(e, x, past), e.op("Cast", "", []*graph.Value{m}, graph.IntAttr("to", int64(graph.Int64))))
 		},
 		keyRowShape},
 	{maskKeySpans,
 		func(m graph.Shape, s *Site) bool { return len(m) == 1 && m[0].Equal(graph.D(2).Mul(s.Batch)) },
-		func(e *emitter, m, x *graph.Value) *graph.Value {
+		func(e *emitter, m, x, past *graph.Value) *graph.Value {
 			// ONNX Runtime clamps the start to T; keys j ≥ T do not exist,
 			// so j ≥ start needs no clamp.
 			ends := e.reshape(e.op("Cast", "", []*graph.Value{m}, graph.IntAttr("to", int64(graph.Int64))), 2, -1)
-			j := keyPositions(e, x)
+			j := keyPositions(e, x, past)
 			end := e.op("Gather", "", []*graph.Value{ends, scalarI64(e, 0)})
 			start := e.op("Gather", "", []*graph.Value{ends, scalarI64(e, 1)})
 			before := keyIndexCompare(e, "Less", j, end)
@@ -56,11 +58,11 @@ var maskIndexRules = []maskIndexRule{
 		keyRowShape},
 	{maskKeyPadding,
 		func(m graph.Shape, s *Site) bool { return len(m) == 2 && m[1].Equal(s.KVLen) },
-		func(e *emitter, m, x *graph.Value) *graph.Value { return e.unsqueeze(positive(e, m), 1, 2) },
+		func(e *emitter, m, _, _ *graph.Value) *graph.Value { return e.unsqueeze(positive(e, m), 1, 2) },
 		func(m graph.Shape, s *Site) graph.Shape { return graph.Shape{m[0], graph.D(1), graph.D(1), m[1]} }},
 	{maskQueryKey,
 		func(m graph.Shape, s *Site) bool { return len(m) == 3 && m[1].Equal(s.QLen) && m[2].Equal(s.KVLen) },
-		func(e *emitter, m, x *graph.Value) *graph.Value { return e.unsqueeze(positive(e, m), 1) },
+		func(e *emitter, m, _, _ *graph.Value) *graph.Value { return e.unsqueeze(positive(e, m), 1) },
 		func(m graph.Shape, s *Site) graph.Shape { return graph.Shape{m[0], graph.D(1), m[1], m[2]} }},
 }
 
@@ -68,10 +70,14 @@ func keyRowShape(m graph.Shape, s *Site) graph.Shape {
 	return graph.Shape{s.Batch, graph.D(1), graph.D(1), s.KVLen}
 }
 
-// keyPositions is Range(0, T) over the keys of x (B, T, ·).
-func keyPositions(e *emitter, x *graph.Value) *graph.Value {
-	t := e.squeeze(e.shapeSlice(x, 1, 2), 0)
-	return e.op("Range", "", []*graph.Value{scalarI64(e, 0), t, scalarI64(e, 1)})
+// keyPositions is Range(0, T) over the keys attended: the S of x
+// (B, S, ·), plus the P of past (2, B, H, P, D) when there is one.
+func keyPositions(e *emitter, x, past *graph.Value) *graph.Value {
+	t := e.shapeSlice(x, 1, 2)
+	if past != nil {
+		t = e.op("Add", "", []*graph.Value{t, e.shapeSlice(past, 3, 4)})
+	}
+	return e.op("Range", "", []*graph.Value{scalarI64(e, 0), e.squeeze(t, 0), scalarI64(e, 1)})
 }
 
 func scalarI64(e *emitter, v int64) *graph.Value {
@@ -100,11 +106,12 @@ var msAttentionRefusals = []struct {
 }{
 	{"do_rotary", -1, "do_rotary: the rotary embedding is applied inside the op"},
 	{"past_present_share_buffer", -1, "past_present_share_buffer: the cache is updated in place"},
-	{"", 4, "past state (a KV cache packed as (2, B, H, P, D)) is not lifted"},
 	{"", 6, "past_sequence_length (a shared-buffer cache) is not lifted"},
 }
 
-// liftMSAttention lifts com.microsoft.Attention without a cache.
+// liftMSAttention lifts com.microsoft.Attention, with its cache: past
+// (2, B, H, P, D) splits into the site's PastK/PastV and present is the
+// two full tensors stacked again.
 func liftMSAttention(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
 	at := n.Label()
 	x, w, bias, mask := n.Input(0), n.Input(1), n.Input(2), n.Input(3)
@@ -115,9 +122,6 @@ func liftMSAttention(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
 		if (r.attr != "" && n.AttrInt(r.attr, 0) != 0) || (r.input >= 0 && n.Input(r.input) != nil) {
 			return nil, reject(at, "%s", r.why)
 		}
-	}
-	if usedOutput(g, n, 1) {
-		return nil, reject(at, "its present output (K and V stacked per head) is read")
 	}
 	if x.Type.Rank() != 3 || w.Type.Rank() != 2 {
 		return nil, reject(x.Name, "input %q is not (B, S, D_in) or weights %q not (D_in, ·)", x.Name, w.Name)
@@ -139,6 +143,20 @@ func liftMSAttention(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
 		return nil, rj
 	}
 	s.DType = x.Type.DType
+	past := n.Input(4)
+	if past != nil {
+		ps := past.Type.Shape
+		if past.Type.Rank() != 5 || !ps[0].Equal(graph.D(2)) {
+			return nil, reject(past.Name, "past %q is not (2, B, H, P, D)", past.Name)
+		}
+		kv := graph.TensorOf(past.Type.DType, ps[1:])
+		s.PastK = &graph.Value{Name: at + "/past_key", Kind: graph.KindNode, Type: kv}
+		s.PastV = &graph.Value{Name: at + "/past_value", Kind: graph.KindNode, Type: kv}
+		s.KVLen = ps[3].Add(s.KVLen)
+	}
+	// present is K and V (after the cache), stacked: the rewrite computes
+	// both anyway.
+	s.WantPresent, s.stackedPresent = usedOutput(g, n, 1), true
 	if rj := liftScale(s, n); rj != nil {
 		return nil, rj
 	}
@@ -151,8 +169,9 @@ func liftMSAttention(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
 		}
 	}
 	if n.AttrInt("unidirectional", 0) != 0 {
-		// Self-attention: S queries over the same S keys, so top-left and
-		// bottom-right alignment agree.
+		// Query i sees keys j ≤ P + i: bottom-right, the fused ops'
+		// alignment (ONNX Runtime skips the mask for one query, which
+		// sees every key either way).
 		s.Causal = true
 	}
 	var keep *maskIndexRule
@@ -169,11 +188,15 @@ func liftMSAttention(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
 		s.Q = sliceLast(e, qkv, 0, sizes[0])
 		s.K = sliceLast(e, qkv, sizes[0], sizes[0]+sizes[1])
 		s.V = sliceLast(e, qkv, sizes[0]+sizes[1], sizes[0]+sizes[1]+sizes[2])
+		if past != nil {
+			s.PastK = e.op("Gather", "", []*graph.Value{past, scalarI64(e, 0)})
+			s.PastV = e.op("Gather", "", []*graph.Value{past, scalarI64(e, 1)})
+		}
 		if keep != nil {
 			// A new slice: the placeholder's stays for a failed build.
 			masks := append([]MaskTerm(nil), s.Masks...)
 			last := &masks[len(masks)-1]
-			last.Value = keepEmptyRows(e, keep.keep(e, mask, x))
+			last.Value = keepEmptyRows(e, keep.keep(e, mask, x, past))
 			s.Masks, s.MaskValue = masks, masks[0].Value
 		}
 	}

@@ -82,6 +82,9 @@ type Site struct {
 	// read (ONNX Attention's present_key/present_value).
 	PastK, PastV *graph.Value
 	WantPresent  bool
+	// stackedPresent: the op has one present output stacking K and V
+	// (com.microsoft.Attention), not two.
+	stackedPresent bool
 
 	// ZeroRowGuard marks a Where after the softmax that zeroes fully masked
 	// rows; the fused ops do that themselves.

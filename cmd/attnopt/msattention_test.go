@@ -20,8 +20,8 @@ func TestMSAttentionCLI(t *testing.T) {
 	}{
 		{[]string{"inspect", filepath.Join(dir, "mask_2d", "model.onnx")}, 0,
 			"lifted from com.microsoft.Attention (rank3/scale-default/mask-additive)"},
-		{[]string{"inspect", "--explain", filepath.Join(dir, "refused_past", "model.onnx")}, 0,
-			"not a site: com.microsoft.Attention (kept fused) attention: past state (a KV cache packed as (2, B, H, P, D)) is not lifted"},
+		{[]string{"inspect", "--explain", filepath.Join(dir, "refused_unidirectional_mask", "model.onnx")}, 0,
+			"not a site: com.microsoft.Attention (kept fused) attention: causal (unidirectional or a triangular attention_bias) with mask_index"},
 		{[]string{"rewrite", filepath.Join(dir, "mask_1d_spans", "model.onnx"), "-o", filepath.Join(t.TempDir(), "out.onnx"), "--validate"}, 0,
 			"fused into attnopt.FlashAttention"},
 	} {

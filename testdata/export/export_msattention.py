@@ -23,25 +23,27 @@ OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 
 B, S, DIN, H, HD = 3, 6, 16, 2, 4
 
 
-def case(name, attrs=None, mask=None, bias_shape=None, sizes=None, dtype=np.float32, dims=None, mask_dims=None, past=False):
-    """mask: (array, name) for mask_index; bias_shape: attention_bias dims;
-    sizes: qkv_hidden_sizes; dims, mask_dims: symbolic dims for x and
-    mask_index."""
+def case(name, attrs=None, mask=None, bias_shape=None, sizes=None, dtype=np.float32, dims=None, mask_dims=None,
+         past=0, present=False, seq=S):
+    """mask: the mask_index array; bias_shape: attention_bias dims; sizes:
+    qkv_hidden_sizes; dims, mask_dims: symbolic dims for x and mask_index;
+    past: the cache length P (0: no past input); present: the present
+    output is a graph output (always, with a past); seq: the queries S."""
     rng = np.random.default_rng(len(name))
     sizes = sizes or [H * HD] * 3
     tp = TensorProto.FLOAT16 if dtype == np.float16 else TensorProto.FLOAT
     w = (rng.standard_normal((DIN, sum(sizes))) / np.sqrt(DIN)).astype(dtype)
     b = (0.1 * rng.standard_normal(sum(sizes))).astype(dtype)
-    x = rng.standard_normal((B, S, DIN)).astype(dtype)
+    x = rng.standard_normal((B, seq, DIN)).astype(dtype)
     feeds = {"x": x}
-    infos = [helper.make_tensor_value_info("x", tp, dims or [B, S, DIN])]
+    infos = [helper.make_tensor_value_info("x", tp, dims or [B, seq, DIN])]
     ins = ["x", "w", "b"]
     if mask is not None:
         feeds["mask_index"] = mask
         infos.append(helper.make_tensor_value_info("mask_index", TensorProto.INT32, mask_dims or list(mask.shape)))
         ins.append("mask_index")
     if past:
-        p = rng.standard_normal((2, B, H, 2, HD)).astype(dtype)
+        p = rng.standard_normal((2, B, H, past, HD)).astype(dtype)
         feeds["past"] = p
         infos.append(helper.make_tensor_value_info("past", tp, list(p.shape)))
         ins += [""] * (4 - len(ins)) + ["past"]
@@ -54,12 +56,13 @@ def case(name, attrs=None, mask=None, bias_shape=None, sizes=None, dtype=np.floa
     a["num_heads"] = H
     if sizes != [H * HD] * 3:
         a["qkv_hidden_sizes"] = sizes
-    outs = ["y", "present"] if past else ["y"]
+    present = present or past > 0
+    outs = ["y", "present"] if present else ["y"]
     node = helper.make_node("Attention", ins, outs, name="attention", domain="com.microsoft", **a)
     inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")]
-    out = [helper.make_tensor_value_info("y", tp, [dims[0] if dims else B, dims[1] if dims else S, sizes[2]])]
-    if past:
-        out.append(helper.make_tensor_value_info("present", tp, [2, B, H, S + 2, HD]))
+    out = [helper.make_tensor_value_info("y", tp, [dims[0] if dims else B, dims[1] if dims else seq, sizes[2]])]
+    if present:
+        out.append(helper.make_tensor_value_info("present", tp, [2, B, H, past + seq, HD]))
     model = helper.make_model(helper.make_graph([node], name, infos, out, inits),
                               opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
                               producer_name="attnopt-export_msattention")
@@ -128,6 +131,13 @@ if __name__ == "__main__":
     case("qkv_sizes", sizes=[8, 8, 12])
     case("fp16_mask_2d", mask=pad2d, dtype=np.float16)
     case("dynamic", mask=pad2d, dims=["batch", "seq", DIN], mask_dims=["batch", "seq"])
-    # Refused, with their reasons: causal with a padding mask, and a cache.
+    # A KV cache (past (2, B, H, P, D), present stacked): a prompt after a
+    # cache, one decode step, masks over all P + S keys, and present read
+    # without a cache.
+    case("past_unidirectional", {"unidirectional": 1}, past=2)
+    case("past_decode", {"unidirectional": 1}, past=5, seq=1)
+    case("past_mask_2d", mask=i32([[1] * 8, [0, 1, 1, 1, 1, 1, 1, 0], [1, 1, 1, 0, 0, 0, 0, 0]]), past=2)
+    case("past_mask_1d_lengths", mask=i32([8, 5, 3]), past=2)
+    case("present_no_past", present=True)
+    # Refused, with its reason: causal with a padding mask.
     case("refused_unidirectional_mask", {"unidirectional": 1}, mask=pad2d)
-    case("refused_past", {"unidirectional": 1}, past=True)
