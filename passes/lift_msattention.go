@@ -146,8 +146,8 @@ func liftMSAttention(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
 	past := n.Input(4)
 	if past != nil {
 		ps := past.Type.Shape
-		if past.Type.Rank() != 5 || !ps[0].Equal(graph.D(2)) {
-			return nil, reject(past.Name, "past %q is not (2, B, H, P, D)", past.Name)
+		if past.Type.Rank() != 5 || !ps[0].Equal(graph.D(2)) || !ps[2].Equal(s.Heads) || !ps[4].Equal(s.HeadDim) {
+			return nil, reject(past.Name, "past %q is not (2, B, H, P, D) for %s heads of %s", past.Name, s.Heads, s.HeadDim)
 		}
 		kv := graph.TensorOf(past.Type.DType, ps[1:])
 		s.PastK = &graph.Value{Name: at + "/past_key", Kind: graph.KindNode, Type: kv}

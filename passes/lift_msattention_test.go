@@ -126,6 +126,8 @@ func TestLiftMSAttentionRules(t *testing.T) {
 		{"causal attention_bias", 17, true, nil, nil, "causal", nil, 36, "lifted:com.microsoft.Attention/rank3/scale-default/causal"},
 		{"causal attention_bias and mask_index", 17, true, []any{bsz, seq}, nil, "causal", nil, 36, "causal (unidirectional or a triangular attention_bias) with mask_index"},
 		{"past of rank 4", 17, true, nil, []any{2, bsz, heads, 3}, "", nil, 36, "is not (2, B, H, P, D)"},
+		{"past with other heads", 17, true, nil, []any{2, bsz, 2, 3, 6}, "", nil, 36, "is not (2, B, H, P, D) for 3 heads of 4"},
+		{"past", 17, true, nil, []any{2, bsz, heads, 3, 4}, "", nil, 36, "lifted:com.microsoft.Attention/rank3/scale-default/kv-cache"},
 		{"do_rotary", 17, true, nil, nil, "", []*onnxpb.AttributeProto{testgraph.Int("do_rotary", 1)}, 36, "do_rotary"},
 		{"shared buffer", 17, true, nil, nil, "", []*onnxpb.AttributeProto{testgraph.Int("past_present_share_buffer", 1)}, 36, "past_present_share_buffer"},
 		{"4-D mask", 17, true, []any{bsz, 1, 8, 8}, nil, "", nil, 36, "4-D mask_index"},
