@@ -7,30 +7,16 @@
 # rewrite, interleaved (original first on odd runs), RUNS times (default 5):
 # min and median of each. Needs the custom-op library (bash kernels/ci.sh).
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
-cd "$root"
-runs="${RUNS:-5}"
-export ONNXRUNTIME_LIB="${ONNXRUNTIME_LIB:-$(bash scripts/setup-ort.sh)}"
-go build -o attnopt ./cmd/attnopt
-go build -o bench/ortrun/ortrun ./bench/ortrun
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/rss_lib.sh"
 orig=testdata/examples/seed_sdpa_mask_h16d4_dynamo_op23.onnx
 ./attnopt rewrite "$orig" -o "$tmp/rewrite.onnx" --quiet >/dev/null
-peak() { # model → peak KiB
-  /usr/bin/time -v bench/ortrun/ortrun "$1" 2>"$tmp/time.txt" >/dev/null || { cat "$tmp/time.txt" >&2; return 1; }
-  awk -F': ' '/Maximum resident set size/ {print $2}' "$tmp/time.txt"
-}
 : >"$tmp/o"; : >"$tmp/r"
 for i in $(seq "$runs"); do
   if [ $((i % 2)) -eq 1 ]; then peak "$orig" >>"$tmp/o"; peak "$tmp/rewrite.onnx" >>"$tmp/r"
   else peak "$tmp/rewrite.onnx" >>"$tmp/r"; peak "$orig" >>"$tmp/o"; fi
 done
-stats() { sort -n "$1" | awk '{a[NR]=$1} END {printf "min %.0f MiB, median %.0f MiB", a[1]/1024, a[int((NR+1)/2)]/1024}'; }
 echo "seed SDPA h16 d4 N 10000 fp16 bool mask, dynamo opset 23, ONNX Runtime CPU, $runs runs each (interleaved)"
 echo "original (ONNX Attention):            $(stats "$tmp/o")"
 echo "--target attnopt (FlashAttention):    $(stats "$tmp/r")"
-med() { sort -n "$1" | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-lo() { sort -n "$1" | head -1; }
 awk -v a="$(lo "$tmp/o")" -v b="$(lo "$tmp/r")" -v c="$(med "$tmp/o")" -v d="$(med "$tmp/r")" \
   'BEGIN {printf "peak ratio original / rewrite: of the minima %.1fx, of the medians %.1fx\n", a/b, c/d}'

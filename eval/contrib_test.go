@@ -59,6 +59,48 @@ func TestContribAttentionMatchesMHA(t *testing.T) {
 	}
 }
 
+// Every mask_index form is its raw 0/1 equivalent, and a row that keeps no
+// key is plain attention (the finite fill is a constant the softmax
+// cancels), computed without rounding the scores at the fill's magnitude.
+func TestContribAttentionMaskForms(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	B, S, In, H := 2, 4, 6, 2
+	x, w, b := randTensor(rng, B, S, In), randTensor(rng, In, 3*In), randTensor(rng, 3*In)
+	i32 := func(shape []int, v ...int64) *Tensor { return &Tensor{DType: graph.Int32, Shape: shape, I: v} }
+	run := func(mask *Tensor) *Tensor {
+		t.Helper()
+		ins := []*Tensor{x, w, b}
+		if mask != nil {
+			ins = append(ins, mask)
+		}
+		got, err := runOp("Attention", "com.microsoft", 17, attrs{"num_heads": H}, ins, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got[0]
+	}
+	none := run(nil)
+	// Batch 1 keeps no key in every form, so it must equal no mask there.
+	raw := run(i32(s(B, S), 1, 1, 1, 0, 0, 0, 0, 0))
+	for _, c := range []struct {
+		name string
+		mask *Tensor
+	}{
+		{"lengths (B)", i32(s(B), 3, 0)},
+		{"spans (2B)", i32(s(2*B), 3, 2, 0, 2)},
+		{"raw (B, S, T)", i32(s(B, S, S), 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)},
+		{"raw (B, T), negative dropped", i32(s(B, S), 1, 1, 1, -1, 0, 0, 0, 0)},
+	} {
+		if dd := diff(run(c.mask), raw, 1e-6, 0); dd != "" {
+			t.Errorf("%s: %s", c.name, dd)
+		}
+	}
+	half := S * In
+	if dd := diff(&Tensor{DType: graph.Float32, Shape: s(S, In), F: raw.F[half:]}, &Tensor{DType: graph.Float32, Shape: s(S, In), F: none.F[half:]}, 1e-6, 0); dd != "" {
+		t.Errorf("row that keeps no key: %s", dd)
+	}
+}
+
 // A KV cache is the same as attending over the concatenated keys.
 func TestMHAPastKV(t *testing.T) {
 	rng := rand.New(rand.NewSource(4))

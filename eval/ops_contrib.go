@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/attnopt/attnopt/graph"
 )
@@ -65,13 +66,11 @@ func opSkipLayerNorm(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 }
 
 // opContribAttention is com.microsoft.Attention: a packed QKV projection
-// followed by the same attention as MultiHeadAttention.
+// followed by the same attention as MultiHeadAttention, after past's keys
+// and values when there is a cache; present stacks the full K and V.
 func opContribAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 	x, w := in[0], in[1]
 	bias, mask := opt(in, 2), opt(in, 3)
-	if p := opt(in, 4); p != nil && p.Numel() > 0 {
-		return nil, fmt.Errorf("Attention (com.microsoft): past state is not supported")
-	}
 	if c.attrInt("do_rotary", 0) != 0 {
 		return nil, fmt.Errorf("Attention (com.microsoft): do_rotary is not supported")
 	}
@@ -97,11 +96,27 @@ func opContribAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 	q := sliceAxis(qkv, 2, 0, sizes[0])
 	k := sliceAxis(qkv, 2, sizes[0], sizes[1])
 	v := sliceAxis(qkv, 2, sizes[0]+sizes[1], sizes[2])
-	if mask != nil && len(mask.Shape) == 4 {
-		return nil, fmt.Errorf("Attention (com.microsoft): 4-D mask_index is not supported")
+	// past (2, B, H, P, d): the cached keys and values come first.
+	if p := opt(in, 4); p != nil && p.Numel() > 0 {
+		if len(p.Shape) != 5 || p.Shape[0] != 2 {
+			return nil, fmt.Errorf("Attention (com.microsoft): past of shape %v is not (2, B, H, P, d)", p.Shape)
+		}
+		kv := [2]*Tensor{k, v}
+		for i := range kv {
+			h, err := headsFirst(kv[i], heads)
+			if err != nil {
+				return nil, err
+			}
+			if kv[i], err = concatSeq(sliceAxis(p, 0, i, 1).reshaped(p.Shape[1:]), h); err != nil {
+				return nil, err
+			}
+		}
+		k, v = kv[0], kv[1]
 	}
-	if mask != nil && len(mask.Shape) == 1 && mask.Shape[0] != x.Shape[0] {
-		return nil, fmt.Errorf("Attention (com.microsoft): mask_index of shape %v (left padding) is not supported", mask.Shape)
+	if mask != nil {
+		if mask, err = rawMask(mask, x.Shape[0], k.Shape[len(k.Shape)-2], c.attrInt("unidirectional", 0) != 0); err != nil {
+			return nil, err
+		}
 	}
 	y, kh, vh, err := mhaCore(c, q, k, v, mask, opt(in, 5), heads)
 	if err != nil {
@@ -112,6 +127,54 @@ func opContribAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 	copy(present.F, kh.F)
 	copy(present.F[len(kh.F):], vh.F)
 	return []*Tensor{y, present}, nil
+}
+
+// rawMask turns every mask_index form ONNX Runtime's CPU kernel runs into
+// the raw 0/1 form (B, T) or (B, S, T) for S queries over T keys (the
+// cache's included): key
+// lengths (B) keep j < len, spans (2B) (ends, then starts) keep
+// start ≤ j < end, and raw masks keep positive entries. Without
+// unidirectional, a row that keeps no key keeps them all: mask_filter_value
+// is then added to all its scores, a constant the softmax cancels, and
+// adding it would only round the scores at its magnitude.
+func rawMask(m *Tensor, b, t int, causal bool) (*Tensor, error) {
+	ids := m.ints()
+	var out *Tensor
+	switch {
+	case len(m.Shape) == 1 && (m.Shape[0] == b || m.Shape[0] == 2*b):
+		out = NewTensor(graph.Int32, []int{b, t})
+		for i := 0; i < b; i++ {
+			start := int64(0)
+			if m.Shape[0] == 2*b {
+				start = ids[b+i]
+			}
+			for j := 0; j < t; j++ {
+				if int64(j) < ids[i] && int64(j) >= start {
+					out.I[i*t+j] = 1
+				}
+			}
+		}
+	case (len(m.Shape) == 2 || len(m.Shape) == 3) && m.Shape[len(m.Shape)-1] == t:
+		out = NewTensor(graph.Int32, append([]int(nil), m.Shape...))
+		for i, v := range ids {
+			if v > 0 {
+				out.I[i] = 1
+			}
+		}
+	default:
+		return nil, fmt.Errorf("Attention (com.microsoft): mask_index of shape %v is not supported", m.Shape)
+	}
+	if !causal {
+		for r := 0; r < len(out.I); r += t {
+			row := out.I[r : r+t]
+			if slices.Max(row) == 0 {
+				for j := range row {
+					row[j] = 1
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
 func init() {

@@ -41,10 +41,10 @@ var corpusTable = map[string]corpusWant{
 	"onnxruntime/gpt2_past_mask_one_layer.onnx":            {1, 0, ""},
 	"onnxruntime/attention_mha.onnx":                       {0, 1, "projection bias"}, // MHA with attention_bias and bias
 	"onnxruntime/dmmha_self_attn.onnx":                     {0, 1, ""},
-	"onnxruntime/gemma3-vision-attention_fp32.onnx":        {0, 1, ""},
+	"onnxruntime/gemma3-vision-attention_fp32.onnx":        {1, 0, ""}, // com.microsoft.Attention lifted (lift_msattention.go)
 	"onnxruntime/hf_fp32_decoder_attention_with_past.onnx": {0, 2, ""},
-	"onnxruntime/hf_fp32_encoder_self_attention.onnx":      {0, 1, ""},
-	"onnxruntime/phi-4-v-instruct-vision-attention.onnx":   {0, 1, ""},
+	"onnxruntime/hf_fp32_encoder_self_attention.onnx":      {1, 0, ""}, // com.microsoft.Attention lifted (lift_msattention.go)
+	"onnxruntime/phi-4-v-instruct-vision-attention.onnx":   {1, 0, ""}, // com.microsoft.Attention lifted (lift_msattention.go)
 	"onnxruntime-genai/decoder.onnx":                       {0, 2, ""},
 	// BLOOM training graph: baddbmm scores are reshaped from (B·H,N,N) to
 	// (B,H,N,N) between the product and the softmax.

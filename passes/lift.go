@@ -24,6 +24,7 @@ type liftRule struct {
 var liftRules = []liftRule{
 	{"", "Attention", liftONNXAttention},
 	{"com.microsoft", "MultiHeadAttention", liftMHA},
+	{"com.microsoft", "Attention", liftMSAttention},
 }
 
 func liftRuleFor(n *graph.Node) *liftRule {
@@ -304,14 +305,19 @@ func liftFused(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
 }
 
 // rewirePresent points the readers of a lifted op's present_key and
-// present_value at the full keys and values the replacement computed. A
-// graph output keeps its name through an Identity when the value is not a
-// node's own output.
+// present_value at the full keys and values the replacement computed, or of
+// its one stacked present (com.microsoft.Attention's (2, B, H, T, D)) at
+// the two stacked. A graph output keeps its name through an Identity when
+// the value is not a node's own output.
 func rewirePresent(e *emitter, s *Site) {
 	if s.Lifted == nil || !s.WantPresent {
 		return
 	}
-	for i, full := range s.present {
+	present := s.present[:]
+	if s.stackedPresent && s.present[0] != nil && s.present[1] != nil {
+		present = []*graph.Value{e.op("Concat", "", []*graph.Value{e.unsqueeze(s.present[0], 0), e.unsqueeze(s.present[1], 0)}, graph.IntAttr("axis", 0))}
+	}
+	for i, full := range present {
 		old := s.Lifted.Output(i + 1)
 		if old == nil || full == nil {
 			continue
@@ -331,6 +337,8 @@ func LiftedNote(op string) string {
 	switch op {
 	case "ai.onnx.Attention":
 		return "ONNX Runtime 1.24's CPU kernel for it materialises the scores"
+	case "com.microsoft.Attention":
+		return "ONNX Runtime 1.24's CPU kernel for it materialises the scores (and a B·S·T mask when masked or causal)"
 	case "com.microsoft.MultiHeadAttention":
 		return "ONNX Runtime 1.24's CPU kernel materialises the scores when it has an attention_bias"
 	}

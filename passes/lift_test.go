@@ -27,18 +27,7 @@ func TestLiftONNXAttentionNumbers(t *testing.T) {
 	if len(dirs) == 0 {
 		t.Skip("../shared/corpus not present")
 	}
-	runners := []validate.Runner{validate.GoRunner{}}
-	ortOK, customOK := false, false
-	if lib, err := ort.FindLibrary(""); err == nil {
-		r, err := validate.NewORTRunner(lib, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		runners = append(runners, r)
-		ortOK = true
-		_, err = ort.CustomOpsLibrary("")
-		customOK = err == nil
-	}
+	runners, ortOK, customOK := testRunners(t)
 	fused := map[string]int{}
 	for _, dir := range dirs {
 		if strings.HasSuffix(dir, "_expanded") {
@@ -70,33 +59,57 @@ func TestLiftONNXAttentionNumbers(t *testing.T) {
 				if rew, err = graph.LoadBytes(data, ""); err != nil {
 					t.Fatal(err)
 				}
-				for _, r := range runners {
-					if r.Name() == "ort" && target == "attnopt" && !customOK {
-						continue
-					}
-					got, err := r.Run(rew, ins)
-					if err != nil {
-						t.Fatalf("%s runtime: %v", r.Name(), err)
-					}
-					for i, o := range m.Graph.Outputs {
-						if o == nil || want[i] == nil {
-							continue
-						}
-						mt, err := validate.Compare(o.Name, want[i], got[o.Name], validate.Tolerance(want[i].DType), 0)
-						if err != nil {
-							t.Fatalf("%s runtime, output %s: %v", r.Name(), o.Name, err)
-						}
-						if !mt.Pass {
-							t.Errorf("%s runtime, output %s: max abs %.3g at %v, %d non-finite", r.Name(), o.Name, mt.MaxAbs, mt.WorstIndex, mt.NaNs)
-						}
-					}
-				}
+				checkStoredOutputs(t, m, rew, ins, want, runners, target == "attnopt" && !customOK)
 			})
 		}
 	}
 	t.Logf("fused against ONNX's reference outputs: attnopt %d, ort %d (ONNX Runtime checked: %v, custom ops: %v)", fused["attnopt"], fused["ort"], ortOK, customOK)
 	if fused["attnopt"] < 36 || fused["ort"] == 0 {
 		t.Errorf("fused attnopt %d, ort %d; want every lifted case for attnopt and some for ort", fused["attnopt"], fused["ort"])
+	}
+}
+
+// testRunners are the Go runtime and, when its library is found, ONNX
+// Runtime; customOK says whether the attnopt custom-op library is there.
+func testRunners(t *testing.T) (runners []validate.Runner, ortOK, customOK bool) {
+	runners = []validate.Runner{validate.GoRunner{}}
+	if lib, err := ort.FindLibrary(""); err == nil {
+		r, err := validate.NewORTRunner(lib, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		runners = append(runners, r)
+		ortOK = true
+		_, err = ort.CustomOpsLibrary("")
+		customOK = err == nil
+	}
+	return runners, ortOK, customOK
+}
+
+// checkStoredOutputs runs rew in every runner (ONNX Runtime skipped when
+// skipORT) and compares each of m's outputs with its stored reference.
+func checkStoredOutputs(t *testing.T, m, rew *graph.Model, ins map[string]*eval.Tensor, want []*eval.Tensor, runners []validate.Runner, skipORT bool) {
+	t.Helper()
+	for _, r := range runners {
+		if r.Name() == "ort" && skipORT {
+			continue
+		}
+		got, err := r.Run(rew, ins)
+		if err != nil {
+			t.Fatalf("%s runtime: %v", r.Name(), err)
+		}
+		for i, o := range m.Graph.Outputs {
+			if o == nil || want[i] == nil {
+				continue
+			}
+			mt, err := validate.Compare(o.Name, want[i], got[o.Name], validate.Tolerance(want[i].DType), 0)
+			if err != nil {
+				t.Fatalf("%s runtime, output %s: %v", r.Name(), o.Name, err)
+			}
+			if !mt.Pass {
+				t.Errorf("%s runtime, output %s: max abs %.3g at %v, %d non-finite", r.Name(), o.Name, mt.MaxAbs, mt.WorstIndex, mt.NaNs)
+			}
+		}
 	}
 }
 

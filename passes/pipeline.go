@@ -186,10 +186,15 @@ func (c *Context) fuseWith(s *Site, a *Action, build func(e *emitter) (*graph.Va
 	}
 	before := len(g.Nodes)
 	e := newEmitter(g, sitePrefix(s.ID))
-	out, err := build(e)
-	if err == nil {
-		err = c.accept(g.Nodes[before:], a)
-	}
+	// A lifted op's operands (com.microsoft.Attention's QKV projection) are
+	// emitted by its prelude; a refused site gets its placeholders back.
+	out, err := withPrelude(e, s, func(e *emitter) (*graph.Value, error) {
+		out, err := build(e)
+		if err == nil {
+			err = c.accept(g.Nodes[before:], a)
+		}
+		return out, err
+	})
 	if err != nil {
 		// Undo the nodes this site added; nothing of the original changed.
 		for _, n := range append([]*graph.Node(nil), g.Nodes[before:]...) {

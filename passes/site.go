@@ -82,10 +82,19 @@ type Site struct {
 	// read (ONNX Attention's present_key/present_value).
 	PastK, PastV *graph.Value
 	WantPresent  bool
+	// stackedPresent: the op has one present output stacking K and V
+	// (com.microsoft.Attention), not two.
+	stackedPresent bool
 
 	// ZeroRowGuard marks a Where after the softmax that zeroes fully masked
 	// rows; the fused ops do that themselves.
 	ZeroRowGuard bool
+
+	// prelude emits what a lifted op computed inside itself before the
+	// attention (com.microsoft.Attention's QKV projection and mask_index,
+	// lift_msattention.go): until stage 1, Q, K, V and its mask term are
+	// typed placeholders outside the graph, so matching changes nothing.
+	prelude func(e *emitter, s *Site)
 
 	extra       []*graph.Node   // operand-scale nodes peeled off Q or Kᵀ
 	present     [2]*graph.Value // full K and V as emitted, for present outputs

@@ -15,6 +15,18 @@ from onnx.reference import ReferenceEvaluator
 OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ops")
 
 
+def save_case(d, model, feeds, outputs):
+    """Writes d/model.onnx and d/test_data_set_0/ (inputs and outputs as
+    TensorProto files in order), replacing d."""
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(os.path.join(d, "test_data_set_0"))
+    onnx.save(model, os.path.join(d, "model.onnx"))
+    for kind, tensors in (("input", feeds), ("output", outputs)):
+        for i, (n, a) in enumerate(tensors.items()):
+            with open(os.path.join(d, "test_data_set_0", f"{kind}_{i}.pb"), "wb") as f:
+                f.write(numpy_helper.from_array(np.ascontiguousarray(a), name=n).SerializeToString())
+
+
 def case(name, op, inputs, attrs):
     rng = np.random.default_rng(0)
     feeds, infos = {}, []
@@ -34,15 +46,7 @@ def case(name, op, inputs, attrs):
     model.ir_version = 10
     onnx.checker.check_model(model)
     (y,) = ReferenceEvaluator(model).run(None, feeds)
-    d = os.path.join(OUT, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(os.path.join(d, "test_data_set_0"))
-    onnx.save(model, os.path.join(d, "model.onnx"))
-    for i, (n, a) in enumerate(feeds.items()):
-        with open(os.path.join(d, "test_data_set_0", f"input_{i}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(a, name=n).SerializeToString())
-    with open(os.path.join(d, "test_data_set_0", "output_0.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(np.ascontiguousarray(y), name="y").SerializeToString())
+    save_case(os.path.join(OUT, name), model, feeds, {"y": y})
     print(name, y.shape)
 
 
