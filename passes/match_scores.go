@@ -6,6 +6,37 @@ import (
 	"github.com/attnopt/attnopt/graph"
 )
 
+// scoreRules are the steps exporters put between Q·Kᵀ and the softmax, one
+// entry per variant (match_rules.go).
+var scoreRules = []scoreRule{
+	{op: "Cast", when: isFloatCast, peel: func(m *matcher, n *graph.Node, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+		s.SoftCasts = true
+		return n.Input(0), nil, nil
+	}},
+	{op: "Mul", peel: peelScoreScale},
+	{op: "Div", peel: peelScoreScale},
+	{op: "Add", peel: func(m *matcher, n *graph.Node, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+		x, r := m.peelAddMask(n, s)
+		return x, nil, r
+	}},
+	{op: "Where", peel: func(m *matcher, n *graph.Node, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+		x, r := m.peelWhereMask(n, s)
+		return x, nil, r
+	}},
+	{op: "Reshape", peel: (*matcher).peelBatchView},
+	{op: "MatMul", product: true, peel: func(m *matcher, n *graph.Node, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+		return nil, nil, m.matchQKMatMul(n, s)
+	}},
+	{op: "Einsum", product: true, peel: func(m *matcher, n *graph.Node, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+		return nil, nil, m.matchQKEinsum(n, s)
+	}},
+}
+
+func peelScoreScale(m *matcher, n *graph.Node, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+	x, r := m.peelScale(n, s, ScaleOnScores)
+	return x, nil, r
+}
+
 // matchScoreChain walks back from the softmax input through the elementwise
 // steps exporters put between Q·Kᵀ and the softmax (cast, scale, mask) to the
 // score product itself. Every step's output must feed only the next step.
@@ -25,48 +56,19 @@ func (m *matcher) matchScoreChain(v *graph.Value, s *Site) ([]*graph.Node, *Reje
 			return nil, r
 		}
 		nodes = append(nodes, p)
-		switch {
-		case isFloatCast(p):
-			s.SoftCasts = true
-			v = p.Input(0)
-		case p.Is("Mul") || p.Is("Div"):
-			next, r := m.peelScale(p, s, ScaleOnScores)
-			if r != nil {
-				return nil, r
-			}
-			v = next
-		case p.Is("Add"):
-			next, r := m.peelAddMask(p, s)
-			if r != nil {
-				return nil, r
-			}
-			v = next
-		case p.Is("Where"):
-			next, r := m.peelWhereMask(p, s)
-			if r != nil {
-				return nil, r
-			}
-			v = next
-		case p.Is("Reshape"):
-			next, inner, r := m.peelBatchView(p, s)
-			if r != nil {
-				return nil, r
-			}
-			nodes = append(nodes, inner...)
-			v = next
-		case p.Is("MatMul"):
-			if r := m.matchQKMatMul(p, s); r != nil {
-				return nil, r
-			}
-			return nodes, nil
-		case p.Is("Einsum"):
-			if r := m.matchQKEinsum(p, s); r != nil {
-				return nil, r
-			}
-			return nodes, nil
-		default:
+		rule := findScoreRule(scoreRules, p)
+		if rule == nil {
 			return nil, reject(p.Label(), "the scores pass through %s (node %q), which is not a cast, scale, mask or Q·Kᵀ product", p.OpType, p.Label())
 		}
+		next, inner, r := rule.peel(m, p, s)
+		if r != nil {
+			return nil, r
+		}
+		nodes = append(nodes, inner...)
+		if rule.product {
+			return nodes, nil
+		}
+		v = next
 	}
 }
 

@@ -1,0 +1,49 @@
+package passes
+
+import "github.com/attnopt/attnopt/graph"
+
+// The matcher's families walk a chain of nodes one step at a time; each step
+// is one entry of a rule table (scoreRules, outputRules): the op it matches,
+// an optional condition, and the peel that takes the step. A variant is one
+// entry; the first entry whose op and condition hold runs, and the table's
+// fallback rejection names the node when none does.
+
+// scoreRule is one step back from the softmax towards Q·Kᵀ; n produces the
+// current score tensor.
+type scoreRule struct {
+	op   string
+	when func(n *graph.Node) bool // nil: every n of op
+	// peel returns the score tensor before n, with any nodes it took besides
+	// n; a rule with product set ends the chain and returns no value.
+	peel    func(m *matcher, n *graph.Node, s *Site) (*graph.Value, []*graph.Node, *Reject)
+	product bool
+}
+
+func findScoreRule(rules []scoreRule, n *graph.Node) *scoreRule {
+	for i, r := range rules {
+		if n.Is(r.op) && (r.when == nil || r.when(n)) {
+			return &rules[i]
+		}
+	}
+	return nil
+}
+
+// outputRule is one step from the probabilities towards their product with
+// V; n reads the current probabilities as its input idx.
+type outputRule struct {
+	op   string
+	when func(m *matcher, n *graph.Node, idx int, s *Site) bool // nil: every n of op
+	// peel returns the probabilities after n, with the nodes it took
+	// besides n; a rule with product set ends the chain.
+	peel    func(m *matcher, n *graph.Node, idx int, s *Site) (*graph.Value, []*graph.Node, *Reject)
+	product bool
+}
+
+func findOutputRule(rules []outputRule, m *matcher, n *graph.Node, idx int, s *Site) *outputRule {
+	for i, r := range rules {
+		if n.Is(r.op) && (r.when == nil || r.when(m, n, idx, s)) {
+			return &rules[i]
+		}
+	}
+	return nil
+}
