@@ -35,6 +35,12 @@ var outputRules = []outputRule{
 			s.ZeroRowGuard = true
 			return n.Output(0), nil, nil
 		}},
+	// BLOOM: probabilities viewed back from (B, H, Nq, Nk) for the bmm.
+	{op: "Reshape", when: func(m *matcher, n *graph.Node, idx int, s *Site) bool { return s.headView && mergesBatch(n) },
+		peel: func(m *matcher, n *graph.Node, idx int, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+			s.headView = false
+			return n.Output(0), nil, nil
+		}},
 	{op: "MatMul", product: true, when: func(m *matcher, n *graph.Node, idx int, s *Site) bool { return idx == 0 },
 		peel: func(m *matcher, n *graph.Node, idx int, s *Site) (*graph.Value, []*graph.Node, *Reject) {
 			s.V, s.Output = n.Input(1), n.Output(0)
@@ -90,6 +96,9 @@ func (m *matcher) matchOutput(p *graph.Value, s *Site) ([]*graph.Node, *Reject) 
 			return nil, r
 		}
 		nodes = append(nodes, inner...)
+		if rule.product && s.headView {
+			return nil, reject(n.Label(), "the probabilities reach %s (node %q) still in the (B, H, …) view of the scores", n.OpType, n.Label())
+		}
 		if rule.product {
 			return nodes, nil
 		}

@@ -23,6 +23,8 @@ var scoreRules = []scoreRule{
 		x, r := m.peelWhereMask(n, s)
 		return x, nil, r
 	}},
+	// BLOOM: bmm scores viewed as (B, H, Nq, Nk) to be masked.
+	{op: "Reshape", when: splitsBatch, peel: (*matcher).peelHeadView},
 	{op: "Reshape", peel: (*matcher).peelBatchView},
 	{op: "MatMul", product: true, peel: func(m *matcher, n *graph.Node, s *Site) (*graph.Value, []*graph.Node, *Reject) {
 		return nil, nil, m.matchQKMatMul(n, s)

@@ -34,6 +34,7 @@ func rewriteCases() map[string]*testgraph.B {
 		"finite_fill":      with(func(o *O) { o.Mask = "where_finite"; o.Opset = 23 }),
 		"inverted_where":   with(func(o *O) { o.Mask = "where_inv"; o.Scale = "qk"; o.Opset = 23 }),
 		"fp16_casts":       with(func(o *O) { o.DType = graph.Float16; o.Casts = true; o.Scale = "div"; o.Mask = "add" }),
+		"bloom_view":       with(func(o *O) { o.Rank = 3; o.Mask = "head_view"; o.Scale = "mul"; o.Opset = 23 }),
 		"swin_view":        with(func(o *O) { o.Mask = "window_view"; o.Scale = "q"; o.Opset = 23 }),
 		"einsum":           with(func(o *O) { o.Op = "Einsum"; o.KForm = "einsum-natural"; o.Scale = "shape"; o.Opset = 23 }),
 		"rank2_dv":         with(func(o *O) { o.Rank = 2; o.DV = 24; o.Opset = 23 }),

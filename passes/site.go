@@ -92,6 +92,7 @@ type Site struct {
 	causalTerms []causalTerm    // triangular mask terms, resolved once the lengths are known
 	band        *causalTerm     // a mask term keeping keys above a diagonal
 	biasInputs  []*graph.Value  // tensors added to the scores, as the graph has them
+	headView    bool            // the softmax ran in a (B, H, …) view the probabilities leave before P·V
 }
 
 // RepeatedKV is K and V as a site read them before its head repeat was
@@ -121,9 +122,10 @@ type MaskTerm struct {
 	// mask Where(mask, 0, fill); nil otherwise.
 	Fill *float64
 	Form MaskForm
-	// BatchView is set when the term is added in a (B/w, w, …) view of the
-	// scores (Swin's shifted-window mask): the term broadcasts against that
-	// 5-D view, whose first two dims are given here.
+	// BatchView is set when the term is added in a view of the scores whose
+	// batch axis is split in two: (B/w, w, …) for Swin's shifted-window mask
+	// (5-D), (B, H, …) of bmm scores for BLOOM's (4-D). The term broadcasts
+	// against that view, whose first two dims are given here.
 	BatchView []graph.Dim
 }
 
