@@ -43,7 +43,7 @@ func TestMatcherVariants(t *testing.T) {
 		{"bool where inverted", with(func(o *O) { o.Mask = "where_inv" }), 1, MaskBool, false, 1, 4, true, "mask-where", ""},
 		{"add of where", with(func(o *O) { o.Mask = "add_where" }), 1, MaskBool, false, 1, 4, true, "mask-add_where", ""},
 		{"finite fill", with(func(o *O) { o.Mask = "where_finite" }), 1, MaskAdditive, false, 1, 4, true, "mask-where", ""},
-		{"bloom head view", with(func(o *O) { o.Rank = 3; o.Mask = "head_view"; o.Scale = "mul" }), 1, MaskAdditive, false, s8, 1, true, "scale-scores/mask-where", ""},
+		{"bloom head view", with(func(o *O) { o.Rank = 3; o.Mask = "head_view_alibi"; o.Scale = "mul" }), 1, MaskAdditive, false, s8, 1, true, "scale-scores/mask-where", ""},
 		{"swin window view", with(func(o *O) { o.Mask = "window_view"; o.Scale = "q" }), 1, MaskAdditive, false, s8, 4, true, "mask-add", ""},
 		{"causal tril", with(func(o *O) { o.Mask = "causal"; o.NK = 20 }), 1, MaskNone, true, 1, 4, true, "causal", ""},
 		{"fp16 casts", with(func(o *O) { o.DType = graph.Float16; o.Casts = true; o.Scale = "div" }), 1, MaskNone, false, s8, 4, true, "cast-f32", ""},
