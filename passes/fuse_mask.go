@@ -60,6 +60,9 @@ func termBias(e *emitter, s *Site, t MaskTerm, dt graph.DType) (*graph.Value, er
 // frame: (1|A, 1|W, …) is tiled over (A, W), then the two axes are merged.
 // Trailing dims the term broadcasts over stay 1.
 func unview(e *emitter, s *Site, t MaskTerm, v *graph.Value) (*graph.Value, error) {
+	if t.BatchFold != nil {
+		return unfoldTerm(e, t, v)
+	}
 	if t.BatchView == nil {
 		return v, nil
 	}
@@ -94,6 +97,21 @@ func unview(e *emitter, s *Site, t MaskTerm, v *graph.Value) (*graph.Value, erro
 	}
 	merged := e.op("Concat", "", []*graph.Value{e.i64(-1), e.shapeSlice(full, 2, int64(r))}, graph.IntAttr("axis", 0))
 	return e.op("Reshape", "", []*graph.Value{full, merged}), nil
+}
+
+// unfoldTerm splits the batch axis of a term added to bmm scores (1|A·W, …)
+// into the (A, W, …) of the rank-4 site.
+func unfoldTerm(e *emitter, t MaskTerm, v *graph.Value) (*graph.Value, error) {
+	sh := t.Value.Type.Shape
+	w, ok := t.BatchFold[1].Value()
+	if !ok || len(sh) != 3 {
+		return nil, fmt.Errorf("mask %q is added to scores whose head count is symbolic", t.Value.Name)
+	}
+	if sh[0].Static() && sh[0].C == 1 {
+		return e.unsqueeze(v, 0), nil
+	}
+	// (A·W, 1, x, y) → (A, W, x, y); Reshape's 0 copies x and y, known or not.
+	return e.reshape(e.unsqueeze(v, 1), -1, w, 0, 0), nil
 }
 
 // liftMaskRank makes a rank-3 mask of a rank-3 (bmm) site broadcast against

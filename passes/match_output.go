@@ -36,9 +36,9 @@ var outputRules = []outputRule{
 			return n.Output(0), nil, nil
 		}},
 	// BLOOM: probabilities viewed back from (B, H, Nq, Nk) for the bmm.
-	{op: "Reshape", when: func(m *matcher, n *graph.Node, idx int, s *Site) bool { return s.headView && mergesBatch(n) },
+	{op: "Reshape", when: func(m *matcher, n *graph.Node, idx int, s *Site) bool { return s.headView != nil && mergesBatch(n) },
 		peel: func(m *matcher, n *graph.Node, idx int, s *Site) (*graph.Value, []*graph.Node, *Reject) {
-			s.headView = false
+			s.headView = nil
 			return n.Output(0), nil, nil
 		}},
 	{op: "MatMul", product: true, when: func(m *matcher, n *graph.Node, idx int, s *Site) bool { return idx == 0 },
@@ -96,8 +96,10 @@ func (m *matcher) matchOutput(p *graph.Value, s *Site) ([]*graph.Node, *Reject) 
 			return nil, r
 		}
 		nodes = append(nodes, inner...)
-		if rule.product && s.headView {
-			return nil, reject(n.Label(), "the probabilities reach %s (node %q) still in the (B, H, …) view of the scores", n.OpType, n.Label())
+		if rule.product && s.headView != nil {
+			if r := m.liftHeadView(n, s); r != nil {
+				return nil, r
+			}
 		}
 		if rule.product {
 			return nodes, nil

@@ -92,7 +92,7 @@ type Site struct {
 	causalTerms []causalTerm    // triangular mask terms, resolved once the lengths are known
 	band        *causalTerm     // a mask term keeping keys above a diagonal
 	biasInputs  []*graph.Value  // tensors added to the scores, as the graph has them
-	headView    bool            // the softmax ran in a (B, H, …) view the probabilities leave before P·V
+	headView    []graph.Dim     // (B, H) of the view of bmm scores the softmax ran in, until P·V leaves it (match_headview.go)
 }
 
 // RepeatedKV is K and V as a site read them before its head repeat was
@@ -127,6 +127,10 @@ type MaskTerm struct {
 	// (5-D), (B, H, …) of bmm scores for BLOOM's (4-D). The term broadcasts
 	// against that view, whose first two dims are given here.
 	BatchView []graph.Dim
+	// BatchFold is set when the term was added to bmm scores (B·H, …) of a
+	// rank-4 site, which reads them as (B, H, …) given here: BLOOM's ALiBi
+	// bias when dynamo multiplies P·V in the view (match_headview.go).
+	BatchFold []graph.Dim
 }
 
 // Reject says why a candidate Softmax is not a site; At names the node or

@@ -117,10 +117,17 @@ def make_bloom(name, exporter, opset, dynamic=False):
              "tokens; scores = alibi.baddbmm(q, k^T, alpha=1/sqrt(8)) on (B*H, N, N), viewed as (B, H, N, N) to "
              "add the causal + padding mask (additive, dtype min), softmax, viewed back to (B*H, N, N) for "
              "bmm with V; mask recorded as 'causal'")
-    if dynamic:
+    if dynamic and exporter == "torchscript":
         dyn["dynamic_axes"] = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
                                "last_hidden_state": {0: "batch", 1: "sequence"}}
+    elif dynamic:
+        b, n = torch.export.Dim("batch", max=64), torch.export.Dim("sequence", max=64)
+        dyn["dynamic_shapes"] = {"input_ids": {0: b, 1: n}, "attention_mask": {0: b, 1: n}}
+    if dynamic:
         notes += "; dynamic batch and sequence axes"
+    if exporter == "dynamo":
+        notes += ("; dynamo folds the view back and the bmm with V into one MatMul of the (B, H, N, N) "
+                  "probabilities with a rank-4 V, while Q·K^T stays a rank-3 bmm")
     return export_case(
         name=name, model=wrapper, inputs=(ids, mask), input_names=["input_ids", "attention_mask"],
         output_names=["last_hidden_state"], source="transformers.models.bloom.modeling_bloom.BloomModel",
@@ -161,8 +168,9 @@ if __name__ == "__main__":
     fam.case("hf_gpt2_dynamo", make_gpt2, "dynamo", 18)
     fam.case("hf_bloom", make_bloom, "torchscript", 17)
     fam.case("hf_bloom_dynamic", make_bloom, "torchscript", 17, dynamic=True)
-    # dynamo 18 multiplies the (B, H, N, N) probabilities with a rank-4 V (the view back and the bmm folded
-    # into one MatMul) while Q·Kᵀ stays a rank-3 bmm: not matched yet ("still in the (B, H, …) view").
+    # dynamo folds the view back and the bmm with V into one rank-4 MatMul, while Q·Kᵀ stays a rank-3 bmm
+    fam.case("hf_bloom_dynamo", make_bloom, "dynamo", 18)
+    fam.case("hf_bloom_dynamic_dynamo", make_bloom, "dynamo", 18, dynamic=True)
     fam.case("hf_clip_vision", make_clip, "torchscript", 17)
     fam.case("hf_clip_vision_dynamo", make_clip, "dynamo", 18)
     fam.finish()
