@@ -47,3 +47,32 @@ func findOutputRule(rules []outputRule, m *matcher, n *graph.Node, idx int, s *S
 	}
 	return nil
 }
+
+// viewRule is one layout view exporters put around K and V that keeps their
+// (…, N, D) order, so the tensor before it is the same K or V: a Transpose
+// of the last two axes (swap) or a Reshape that only regroups leading dims.
+type viewRule struct {
+	op      string
+	when    func(n *graph.Node) bool
+	swap    bool
+	reshape bool
+}
+
+var viewRules = []viewRule{
+	{op: "Transpose", when: swapsLastTwo, swap: true},
+	{op: "Reshape", when: func(n *graph.Node) bool { return sameLastTwo(n.Input(0), n.Output(0)) }, reshape: true},
+}
+
+// viewStep is the view rule x's producer matches, and that producer's input.
+func viewStep(x *graph.Value) (*graph.Value, *viewRule) {
+	p := x.Producer()
+	if p == nil {
+		return nil, nil
+	}
+	for i, r := range viewRules {
+		if p.Is(r.op) && r.when(p) {
+			return p.Input(0), &viewRules[i]
+		}
+	}
+	return nil, nil
+}
