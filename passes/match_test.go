@@ -69,6 +69,7 @@ func TestMatcherVariants(t *testing.T) {
 		{"opset 11 default axis", with(func(o *O) { o.Opset = 11 }), 0, "", false, 0, 0, false, "", "normalises the flattened dims 1..3"},
 		{"softmax over queries", with(func(o *O) { o.SoftmaxAxis = 2 }), 0, "", false, 0, 0, false, "", "not the key (last) axis"},
 		{"per-head scale of masked scores", with(func(o *O) { o.HeadScale = "after_mask"; o.Mask = "add" }), 0, "", false, 0, 0, false, "", "scales masked scores"},
+		{"bloom view not undone before P·V", with(func(o *O) { o.Rank = 3; o.B = 1; o.Mask = "head_view_open" }), 0, "", false, 0, 0, false, "", "still in the (B, H, …) view"},
 		{"scores used elsewhere", with(func(o *O) { o.ScoresOut = true }), 0, "", false, 0, 0, false, "", "graph output"},
 	}
 	for _, tc := range cases {

@@ -28,7 +28,7 @@ type Opts struct {
 	// or "expand_3d" (dynamo: Kᵀ made through a (B·H, N, D) view).
 	Repeat      string
 	KVHeads     int
-	Mask        string // "none", "add", "where", "add_where", "where_inv", "where_finite", "window_view", "head_view[_alibi]" (rank 3), "causal", or a form of causal.go
+	Mask        string // "none", "add", "where", "add_where", "where_inv", "where_finite", "window_view", "head_view[_alibi|_open]" (rank 3), "causal", or a form of causal.go
 	Casts       bool   // Cast to float32 around the softmax
 	SoftmaxAxis int64  // 0 means -1 (or the opset default when Opset < 13)
 	ScoresOut   bool   // also expose the scores as a graph output (negative case)
@@ -186,10 +186,11 @@ func Attention(o Opts) *B {
 		v5 := b.Node("Reshape", []string{s, b.I64(-1, 2, int64(o.H), int64(o.N), int64(o.NK))})
 		v5 = b.Node("Add", []string{v5, win})
 		s = b.Node("Reshape", []string{v5, b.I64(-1, int64(o.H), int64(o.N), int64(o.NK))})
-	case "head_view", "head_view_alibi":
+	case "head_view", "head_view_alibi", "head_view_open":
 		// BLOOM (rank 3): an ALiBi bias on the bmm scores (head_view_alibi),
 		// then masked_fill with finfo.min in a (B, H, N, N) view; P is viewed
-		// back below.
+		// back below, except in head_view_open (a negative case: with B = 1,
+		// MatMul broadcasts the viewed P against the rank-3 V).
 		if o.Mask == "head_view_alibi" {
 			s = b.Node("Add", []string{s, b.Input("alibi", sdt, o.B*o.H, 1, o.NK)})
 		}
