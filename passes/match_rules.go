@@ -3,10 +3,12 @@ package passes
 import "github.com/attnopt/attnopt/graph"
 
 // The matcher's families walk a chain of nodes one step at a time; each step
-// is one entry of a rule table (scoreRules, outputRules): the op it matches,
-// an optional condition, and the peel that takes the step. A variant is one
-// entry; the first entry whose op and condition hold runs, and the table's
-// fallback rejection names the node when none does.
+// is one entry of a rule table (scoreRules, outputRules, viewRules): the op
+// it matches, an optional condition, and the peel that takes the step. The
+// mask a step applies is one entry of addForms or whereForms, whose take
+// both tests and records it. A variant is one entry; the first entry that
+// holds runs, and the table's fallback rejection names the node when none
+// does.
 
 // scoreRule is one step back from the softmax towards Q·Kᵀ; n produces the
 // current score tensor.
@@ -75,4 +77,22 @@ func viewStep(x *graph.Value) (*graph.Value, *viewRule) {
 		}
 	}
 	return nil, nil
+}
+
+// maskForm is one form of the tensor an Add puts on the scores, or of a
+// Where's condition and fill: take records it on s and reports whether the
+// form applies. The forms of a family are tried in order, the first that
+// takes the term wins; the last one takes every term.
+type maskForm[T any] struct {
+	take func(m *matcher, n *graph.Node, t T, s *Site) (bool, *Reject)
+}
+
+// takeMask records t in the first form of forms that takes it.
+func takeMask[T any](m *matcher, forms []maskForm[T], n *graph.Node, t T, s *Site) *Reject {
+	for _, f := range forms {
+		if ok, r := f.take(m, n, t, s); ok || r != nil {
+			return r
+		}
+	}
+	return nil
 }
