@@ -93,6 +93,7 @@ type Site struct {
 	band        *causalTerm     // a mask term keeping keys above a diagonal
 	biasInputs  []*graph.Value  // tensors added to the scores, as the graph has them
 	headView    []graph.Dim     // (B, H) of the view of bmm scores the softmax ran in, until P·V leaves it (match_headview.go)
+	window      *windowView     // Swin's view of the scores while the score chain walks through it (match_scores.go)
 }
 
 // RepeatedKV is K and V as a site read them before its head repeat was
