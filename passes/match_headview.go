@@ -82,10 +82,15 @@ func unfoldBatch(x *graph.Value, view []graph.Dim) (*graph.Value, bool) {
 // splitsBatch reports whether Reshape n views rank-3 scores (X, Nq, Nk) as
 // (A, W, Nq, Nk); both hold the same elements, so A·W = X.
 func splitsBatch(n *graph.Node) bool {
-	return n.Input(0).Type.Rank() == 3 && n.Output(0).Type.Rank() == 4 && sameLastTwo(n.Input(0), n.Output(0))
+	return viewsBatch(n, 3, 4)
 }
 
 // mergesBatch is the inverse view: (A, W, Nq, Nk) as (A·W, Nq, Nk).
 func mergesBatch(n *graph.Node) bool {
-	return n.Input(0).Type.Rank() == 4 && n.Output(0).Type.Rank() == 3 && sameLastTwo(n.Input(0), n.Output(0))
+	return viewsBatch(n, 4, 3)
+}
+
+func viewsBatch(n *graph.Node, from, to int) bool {
+	in, out := n.Input(0), n.Output(0)
+	return in != nil && out != nil && in.Type.Rank() == from && out.Type.Rank() == to && sameLastTwo(in, out)
 }

@@ -36,7 +36,9 @@ var outputRules = []outputRule{
 			return n.Output(0), nil, nil
 		}},
 	// BLOOM: probabilities viewed back from (B, H, Nq, Nk) for the bmm.
-	{op: "Reshape", when: func(m *matcher, n *graph.Node, idx int, s *Site) bool { return s.headView != nil && mergesBatch(n) },
+	{op: "Reshape", when: func(m *matcher, n *graph.Node, idx int, s *Site) bool {
+		return idx == 0 && s.headView != nil && mergesBatch(n)
+	},
 		peel: func(m *matcher, n *graph.Node, idx int, s *Site) (*graph.Value, []*graph.Node, *Reject) {
 			s.headView = nil
 			return n.Output(0), nil, nil
