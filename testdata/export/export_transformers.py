@@ -171,6 +171,9 @@ if __name__ == "__main__":
     # dynamo folds the view back and the bmm with V into one rank-4 MatMul, while Q·Kᵀ stays a rank-3 bmm
     fam.case("hf_bloom_dynamo", make_bloom, "dynamo", 18)
     fam.case("hf_bloom_dynamic_dynamo", make_bloom, "dynamo", 18, dynamic=True)
+    # opset 23: the onnx target (Attention) is checked on both forms in ONNX Runtime too
+    fam.case("hf_bloom_dynamo_op23", make_bloom, "dynamo", 23)
+    fam.case("hf_bloom_dynamic_dynamo_op23", make_bloom, "dynamo", 23, dynamic=True)
     fam.case("hf_clip_vision", make_clip, "torchscript", 17)
     fam.case("hf_clip_vision_dynamo", make_clip, "dynamo", 18)
     fam.finish()
