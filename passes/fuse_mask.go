@@ -58,7 +58,8 @@ func termBias(e *emitter, s *Site, t MaskTerm, dt graph.DType) (*graph.Value, er
 // unview brings a term added in a view of the scores whose batch axis is
 // split in two, (A, W, …) — Swin's windows, BLOOM's heads — to the site's
 // frame: (1|A, 1|W, …) is tiled over (A, W), then the two axes are merged.
-// Trailing dims the term broadcasts over stay 1.
+// Trailing dims the term broadcasts over stay 1; a term without the A axis
+// gets a leading 1, one without A and W broadcasts alike in both frames.
 func unview(e *emitter, s *Site, t MaskTerm, v *graph.Value) (*graph.Value, error) {
 	if t.BatchFold != nil {
 		return unfoldTerm(e, t, v)
@@ -66,20 +67,27 @@ func unview(e *emitter, s *Site, t MaskTerm, v *graph.Value) (*graph.Value, erro
 	if t.BatchView == nil {
 		return v, nil
 	}
+	sh := t.Value.Type.Shape
+	r := len(sh)
+	if r < s.Rank {
+		return v, nil
+	}
+	if r == s.Rank {
+		v, sh, r = e.unsqueeze(v, 0), append(graph.Shape{graph.D(1)}, sh...), r+1
+	}
 	w, ok := t.BatchView[1].Value()
-	r := t.Value.Type.Rank()
 	if !ok || r < 3 {
 		return nil, fmt.Errorf("mask %q is added in a batch view with symbolic window count", t.Value.Name)
 	}
 	// Expand broadcasts both ways: ones keep the term's own trailing dims
 	// when they are not all known.
-	sh, static := t.Value.Type.Shape.Ints()
+	ints, static := sh.Ints()
 	trail := make([]int64, r-2)
 	for i := range trail {
 		trail[i] = 1
 	}
 	if static {
-		trail = sh[2:]
+		trail = ints[2:]
 	}
 	lead := append([]int64{w}, trail...)
 	var target *graph.Value
@@ -104,6 +112,9 @@ func unview(e *emitter, s *Site, t MaskTerm, v *graph.Value) (*graph.Value, erro
 func unfoldTerm(e *emitter, t MaskTerm, v *graph.Value) (*graph.Value, error) {
 	sh := t.Value.Type.Shape
 	w, ok := t.BatchFold[1].Value()
+	if len(sh) < 3 {
+		return v, nil // it broadcasts over B·H, and so over (B, H)
+	}
 	if !ok || len(sh) != 3 {
 		return nil, fmt.Errorf("mask %q is added to scores whose head count is symbolic", t.Value.Name)
 	}

@@ -36,6 +36,7 @@ func rewriteCases() map[string]*testgraph.B {
 		"fp16_casts":       with(func(o *O) { o.DType = graph.Float16; o.Casts = true; o.Scale = "div"; o.Mask = "add" }),
 		"bloom_view":       with(func(o *O) { o.Rank = 3; o.Mask = "head_view_alibi"; o.Scale = "mul"; o.Opset = 23 }),
 		"bloom_view_bool":  with(func(o *O) { o.Rank = 3; o.Mask = "head_view"; o.Opset = 23 }),
+		"bloom_view_plane": with(func(o *O) { o.Rank = 3; o.Mask = "head_view_plane"; o.Opset = 23 }),
 		"swin_view":        with(func(o *O) { o.Mask = "window_view"; o.Scale = "q"; o.Opset = 23 }),
 		"einsum":           with(func(o *O) { o.Op = "Einsum"; o.KForm = "einsum-natural"; o.Scale = "shape"; o.Opset = 23 }),
 		"rank2_dv":         with(func(o *O) { o.Rank = 2; o.DV = 24; o.Opset = 23 }),
