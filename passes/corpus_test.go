@@ -46,9 +46,10 @@ var corpusTable = map[string]corpusWant{
 	"onnxruntime/hf_fp32_encoder_self_attention.onnx":      {1, 0, ""}, // com.microsoft.Attention lifted (lift_msattention.go)
 	"onnxruntime/phi-4-v-instruct-vision-attention.onnx":   {1, 0, ""}, // com.microsoft.Attention lifted (lift_msattention.go)
 	"onnxruntime-genai/decoder.onnx":                       {0, 2, ""},
-	// BLOOM training graph: baddbmm scores are reshaped from (B·H,N,N) to
-	// (B,H,N,N) between the product and the softmax.
-	"onnxruntime/3layer_bloom_optimized_training.onnx": {0, 0, "pass through Reshape"},
+	// BLOOM training graph: the score chain (baddbmm, view to (B,H,N,N),
+	// masked_fill) matches in all 3 layers, but SoftmaxGrad reads the
+	// probabilities for the backward pass, so none can be fused.
+	"onnxruntime/3layer_bloom_optimized_training.onnx": {0, 0, "SoftmaxGrad"},
 	// Megatron GPT-2 masks with w·b − 10000·(1−b): a multiplicative mask.
 	"onnxruntime/gpt2_megatron.onnx": {0, 0, "pass through Sub"},
 	// The GPT-2 decoder lives inside BeamSearch's subgraph attributes, which

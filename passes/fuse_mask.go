@@ -10,19 +10,21 @@ import (
 // terms. A single bool term stays bool when the target reads bool masks
 // (unless it fills with a finite value, which a bool cannot say: a fully
 // masked row then averages its values as the original does); otherwise
-// every term becomes additive in dtype dt and they are summed. No
-// term is expanded over heads; Swin's per-window term is tiled over the
-// batch only, which its 5-D view requires.
+// every term becomes additive in dtype dt and they are summed. No term is
+// expanded over heads, except a term added in a batch view of the scores
+// (Swin's windows, BLOOM's heads), which is tiled over that view's two split
+// axes to reach the site's frame (unview).
 func maskInput(e *emitter, s *Site, dt graph.DType, boolOK bool) (*graph.Value, error) {
 	if len(s.Masks) == 0 {
 		return nil, nil
 	}
 	if len(s.Masks) == 1 && s.Masks[0].Kind == MaskBool && s.Masks[0].Fill == nil && boolOK {
 		t := s.Masks[0]
+		v := t.Value
 		if t.Inverted {
-			return e.op("Not", "", []*graph.Value{t.Value}), nil
+			v = e.op("Not", "", []*graph.Value{v})
 		}
-		return t.Value, nil
+		return unview(e, s, t, v)
 	}
 	var sum *graph.Value
 	for _, t := range s.Masks {
@@ -52,26 +54,77 @@ func termBias(e *emitter, s *Site, t MaskTerm, dt graph.DType) (*graph.Value, er
 			v = e.op("Cast", "", []*graph.Value{v}, graph.IntAttr("to", int64(dt)))
 		}
 	}
+	return unview(e, s, t, v)
+}
+
+// unview brings a term added in a view of the scores whose batch axis is
+// split in two, (A, W, …) — Swin's windows, BLOOM's heads — to the site's
+// frame: (1|A, 1|W, …) is tiled over (A, W), then the two axes are merged.
+// Trailing dims the term broadcasts over stay 1; a term without the A axis
+// gets a leading 1, one without A and W broadcasts alike in both frames.
+func unview(e *emitter, s *Site, t MaskTerm, v *graph.Value) (*graph.Value, error) {
+	if t.BatchFold != nil {
+		return unfoldTerm(e, t, v)
+	}
 	if t.BatchView == nil {
 		return v, nil
 	}
-	// (1|A, W, 1|H, Nq, Nk) in the (A, W, H, Nq, Nk) view → (A·W, 1|H, Nq, Nk).
-	w, ok2 := t.BatchView[1].Value()
-	sh, ok3 := v.Type.Shape.Ints()
-	if !ok2 || !ok3 || len(sh) != 5 {
+	sh := t.Value.Type.Shape
+	r := len(sh)
+	if r < s.Rank {
+		return v, nil
+	}
+	if r == s.Rank {
+		v, sh, r = e.unsqueeze(v, 0), append(graph.Shape{graph.D(1)}, sh...), r+1
+	}
+	w, ok := t.BatchView[1].Value()
+	if !ok || r < 3 {
 		return nil, fmt.Errorf("mask %q is added in a batch view with symbolic window count", t.Value.Name)
 	}
+	// Expand broadcasts both ways: ones keep the term's own trailing dims
+	// when they are not all known.
+	ints, static := sh.Ints()
+	trail := make([]int64, r-2)
+	for i := range trail {
+		trail[i] = 1
+	}
+	if static {
+		trail = ints[2:]
+	}
+	lead := append([]int64{w}, trail...)
 	var target *graph.Value
 	if a, ok := t.BatchView[0].Value(); ok {
-		target = e.i64(a, w, sh[2], sh[3], sh[4])
+		target = e.i64(append([]int64{a}, lead...)...)
 	} else {
 		// A = batch(Q) / W, computed at run time.
 		b := e.shapeSlice(s.Q, 0, 1)
 		a := e.op("Div", "", []*graph.Value{b, e.i64(w)})
-		target = e.op("Concat", "", []*graph.Value{a, e.i64(w, sh[2], sh[3], sh[4])}, graph.IntAttr("axis", 0))
+		target = e.op("Concat", "", []*graph.Value{a, e.i64(lead...)}, graph.IntAttr("axis", 0))
 	}
 	full := e.op("Expand", "", []*graph.Value{v, target})
-	return e.reshape(full, -1, sh[2], sh[3], sh[4]), nil
+	if static {
+		return e.reshape(full, append([]int64{-1}, trail...)...), nil
+	}
+	merged := e.op("Concat", "", []*graph.Value{e.i64(-1), e.shapeSlice(full, 2, int64(r))}, graph.IntAttr("axis", 0))
+	return e.op("Reshape", "", []*graph.Value{full, merged}), nil
+}
+
+// unfoldTerm splits the batch axis of a term added to bmm scores (1|A·W, …)
+// into the (A, W, …) of the rank-4 site.
+func unfoldTerm(e *emitter, t MaskTerm, v *graph.Value) (*graph.Value, error) {
+	sh := t.Value.Type.Shape
+	w, ok := t.BatchFold[1].Value()
+	if len(sh) < 3 {
+		return v, nil // it broadcasts over B·H, and so over (B, H)
+	}
+	if !ok || len(sh) != 3 {
+		return nil, fmt.Errorf("mask %q is added to scores whose head count is symbolic", t.Value.Name)
+	}
+	if sh[0].Static() && sh[0].C == 1 {
+		return e.unsqueeze(v, 0), nil
+	}
+	// (A·W, 1, x, y) → (A, W, x, y); Reshape's 0 copies x and y, known or not.
+	return e.reshape(e.unsqueeze(v, 1), -1, w, 0, 0), nil
 }
 
 // liftMaskRank makes a rank-3 mask of a rank-3 (bmm) site broadcast against

@@ -216,7 +216,7 @@ func (m *matcher) resolveCausal(s *Site) (kept bool) {
 		kept = true
 	}
 	s.causalTerms = nil
-	if s.band != nil && s.Causal && onPlane(s, s.band.v) {
+	if s.band != nil && s.Causal && onPlane(s, s.band.v, s.band.term.BatchView) {
 		// The band keeps j ≥ i + off + 1 and causal j ≤ i + Nk − Nq: each
 		// query sees the w = Nk − Nq − off keys before it (itself included).
 		if lag, ok := dimMinus(s.KVLen, s.QLen); ok {
@@ -229,10 +229,15 @@ func (m *matcher) resolveCausal(s *Site) (kept bool) {
 	return kept
 }
 
-// onPlane reports whether a mask term spans the (Nq, Nk) score plane.
-func onPlane(s *Site, v *graph.Value) bool {
+// onPlane reports whether a mask term spans the (Nq, Nk) score plane; a term
+// added in a batch view of the scores has one axis more than the site.
+func onPlane(s *Site, v *graph.Value, view []graph.Dim) bool {
 	t := v.Type
-	if !t.Ranked || len(t.Shape) < 2 || len(t.Shape) > s.Rank {
+	maxRank := s.Rank
+	if view != nil {
+		maxRank++
+	}
+	if !t.Ranked || len(t.Shape) < 2 || len(t.Shape) > maxRank {
 		return false
 	}
 	r := len(t.Shape)
@@ -240,5 +245,5 @@ func onPlane(s *Site, v *graph.Value) bool {
 }
 
 func causalFits(s *Site, c causalTerm) bool {
-	return onPlane(s, c.v) && c.t.off.Add(s.QLen).Equal(s.KVLen)
+	return onPlane(s, c.v, c.term.BatchView) && c.t.off.Add(s.QLen).Equal(s.KVLen)
 }

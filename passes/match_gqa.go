@@ -29,28 +29,23 @@ func unrepeat(v *graph.Value) (kvRepeat, bool) {
 	swap := false
 	x := v
 	for i := 0; i < 6; i++ {
-		p := x.Producer()
-		if p == nil {
-			return kvRepeat{}, false
-		}
-		switch {
-		case p.Is("Transpose") && swapsLastTwo(p):
-			swap = !swap
-			x = p.Input(0)
-			continue
-		case p.Is("Reshape") && sameLastTwo(p.Input(0), x):
-			in := p.Input(0)
-			if base, rep, ok := headRepeat(in); ok {
-				return kvRepeat{base, rep, swap}, heads(v, base, rep)
-			}
-			x = in
-			continue
-		case p.Is("Gather"):
+		if p := x.Producer(); p != nil && p.Is("Gather") {
 			if base, rep, ok := gatherRepeat(p); ok {
 				return kvRepeat{base, rep, swap}, heads(v, base, rep)
 			}
+			return kvRepeat{}, false
 		}
-		return kvRepeat{}, false
+		in, r := viewStep(x)
+		if r == nil {
+			return kvRepeat{}, false
+		}
+		if r.reshape {
+			if base, rep, ok := headRepeat(in); ok {
+				return kvRepeat{base, rep, swap}, heads(v, base, rep)
+			}
+		}
+		swap = swap != r.swap
+		x = in
 	}
 	return kvRepeat{}, false
 }
@@ -168,19 +163,11 @@ func (m *matcher) unviewK(s *Site) {
 	swap, reshaped := false, false
 	x := s.K
 	for i := 0; i < 6; i++ {
-		p := x.Producer()
-		switch {
-		case p == nil:
-		case p.Is("Transpose") && swapsLastTwo(p):
-			swap, x = !swap, p.Input(0)
-		case p.Is("Reshape") && sameLastTwo(p.Input(0), x):
-			reshaped, x = true, p.Input(0)
-		default:
-			p = nil
-		}
-		if p == nil {
+		in, r := viewStep(x)
+		if r == nil {
 			break
 		}
+		swap, reshaped, x = swap != r.swap, reshaped || r.reshape, in
 		xs, ks := x.Type.Shape, s.K.Type.Shape
 		if reshaped && swap && x.Type.Rank() == 4 && xs[0].Equal(ks[0]) && xs[1].Equal(ks[1]) {
 			best = x

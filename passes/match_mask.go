@@ -35,6 +35,47 @@ func unexpand(v *graph.Value) *graph.Value {
 	return v
 }
 
+// addTerm is the bias of scores + bias.
+type addTerm struct{ x, bias *graph.Value }
+
+var addForms = []maskForm[addTerm]{
+	// A causal triangle, possibly combined with padding terms.
+	{take: func(m *matcher, n *graph.Node, t addTerm, s *Site) (bool, *Reject) {
+		if !m.peelCausalBias(t.bias, s) {
+			return false, nil
+		}
+		s.biasInputs = append(s.biasInputs, t.bias)
+		return true, nil
+	}},
+	// Add(Where(mask, 0, -inf)): a bool mask in additive form.
+	{take: func(m *matcher, n *graph.Node, t addTerm, s *Site) (bool, *Reject) {
+		w := t.bias.Producer()
+		if w == nil || !w.Is("Where") {
+			return false, nil
+		}
+		cond, inv, ok := boolMaskOfWhere(w)
+		if !ok {
+			return false, nil
+		}
+		s.biasInputs = append(s.biasInputs, t.bias)
+		m.addMask(s, MaskTerm{Kind: MaskBool, Value: cond, Inverted: inv, Form: MaskFormAddWhere})
+		return true, nil
+	}},
+	// diffusers' baddbmm(empty, q, kᵀ, beta=0) adds a zero tensor.
+	{take: func(m *matcher, n *graph.Node, t addTerm, s *Site) (bool, *Reject) {
+		return isZeroTensor(t.bias), nil
+	}},
+	// Any other float bias.
+	{take: func(m *matcher, n *graph.Node, t addTerm, s *Site) (bool, *Reject) {
+		bias, x := t.bias, t.x
+		if bias.Type.Ranked && x.Type.Ranked && len(bias.Type.Shape) > len(x.Type.Shape) {
+			return true, reject(bias.Name, "bias %q has rank %d, more than the scores' %d", bias.Name, len(bias.Type.Shape), len(x.Type.Shape))
+		}
+		m.addMask(s, MaskTerm{Kind: MaskAdditive, Value: bias, Form: MaskFormAdd})
+		return true, nil
+	}},
+}
+
 // peelAddMask handles scores + bias in either operand order.
 func (m *matcher) peelAddMask(n *graph.Node, s *Site) (*graph.Value, *Reject) {
 	a, b := n.Input(0), n.Input(1)
@@ -45,25 +86,9 @@ func (m *matcher) peelAddMask(n *graph.Node, s *Site) (*graph.Value, *Reject) {
 	if !bias.Type.DType.IsFloat() && bias.Type.DType != graph.Undefined {
 		return nil, reject(bias.Name, "node %q adds %q of type %s to the scores", n.Label(), bias.Name, bias.Type.DType)
 	}
-	if m.peelCausalBias(bias, s) {
-		s.biasInputs = append(s.biasInputs, bias)
-		return x, nil
+	if r := takeMask(m, addForms, n, addTerm{x, bias}, s); r != nil {
+		return nil, r
 	}
-	if w := bias.Producer(); w != nil && w.Is("Where") {
-		if cond, inv, ok := boolMaskOfWhere(w); ok {
-			s.biasInputs = append(s.biasInputs, bias)
-			m.addMask(s, MaskTerm{Kind: MaskBool, Value: cond, Inverted: inv, Form: MaskFormAddWhere})
-			return x, nil
-		}
-	}
-	if isZeroTensor(bias) {
-		// diffusers' baddbmm(empty, q, kᵀ, beta=0) adds a zero tensor.
-		return x, nil
-	}
-	if bias.Type.Ranked && x.Type.Ranked && len(bias.Type.Shape) > len(x.Type.Shape) {
-		return nil, reject(bias.Name, "bias %q has rank %d, more than the scores' %d", bias.Name, len(bias.Type.Shape), len(x.Type.Shape))
-	}
-	m.addMask(s, MaskTerm{Kind: MaskAdditive, Value: bias, Form: MaskFormAdd})
 	return x, nil
 }
 
@@ -106,6 +131,52 @@ func boolMaskOfWhere(w *graph.Node) (cond *graph.Value, inverted, ok bool) {
 	return nil, false, false
 }
 
+// whereTerm is Where(cond, scores, fill), or Where(cond, fill, scores) when
+// inverted.
+type whereTerm struct {
+	cond     *graph.Value
+	fill     float64
+	inverted bool
+}
+
+var whereForms = []maskForm[whereTerm]{
+	// A slice of a lower-triangular buffer (GPT-2).
+	{take: func(m *matcher, n *graph.Node, t whereTerm, s *Site) (bool, *Reject) {
+		if t.inverted || !isCausalTril(t.cond) {
+			return false, nil
+		}
+		if s.Causal {
+			return true, reject(n.Label(), "a second causal mask on the same scores")
+		}
+		// Every row of a bottom-right causal mask keeps at least one key, so
+		// a finite fill is equivalent to -inf here.
+		s.Causal = true
+		if s.MaskForm == "" {
+			s.MaskForm = MaskFormCausalWhere
+		}
+		return true, nil
+	}},
+	// A causal condition, possibly combined with padding conditions.
+	{take: func(m *matcher, n *graph.Node, t whereTerm, s *Site) (bool, *Reject) {
+		return m.peelCausalCond(t.cond, t.inverted, t.fill, s), nil
+	}},
+	// A bool mask filled with -inf.
+	{take: func(m *matcher, n *graph.Node, t whereTerm, s *Site) (bool, *Reject) {
+		if !negInf(t.fill) {
+			return false, nil
+		}
+		m.addMask(s, MaskTerm{Kind: MaskBool, Value: t.cond, Inverted: t.inverted, Form: MaskFormWhere})
+		return true, nil
+	}},
+	// A finite fill differs from a bool mask on fully masked rows; keep it
+	// as an additive mask Where(mask, 0, c) built by the rewrite.
+	{take: func(m *matcher, n *graph.Node, t whereTerm, s *Site) (bool, *Reject) {
+		c := t.fill
+		m.addMask(s, MaskTerm{Kind: MaskAdditive, Value: t.cond, Inverted: t.inverted, Fill: &c, Form: MaskFormWhere})
+		return true, nil
+	}},
+}
+
 // peelWhereMask handles Where(mask, scores, fill) and Where(mask, fill, scores).
 func (m *matcher) peelWhereMask(n *graph.Node, s *Site) (*graph.Value, *Reject) {
 	cond, a, b := n.Input(0), n.Input(1), n.Input(2)
@@ -117,28 +188,9 @@ func (m *matcher) peelWhereMask(n *graph.Node, s *Site) (*graph.Value, *Reject) 
 	if !ok {
 		return nil, reject(fill.Name, "node %q fills masked scores with %q, which is not a constant scalar", n.Label(), fill.Name)
 	}
-	if !inverted && isCausalTril(cond) {
-		if s.Causal {
-			return nil, reject(n.Label(), "a second causal mask on the same scores")
-		}
-		// Every row of a bottom-right causal mask keeps at least one key, so
-		// a finite fill is equivalent to -inf here.
-		s.Causal = true
-		if s.MaskForm == "" {
-			s.MaskForm = MaskFormCausalWhere
-		}
-		return x, nil
+	if r := takeMask(m, whereForms, n, whereTerm{cond, c, inverted}, s); r != nil {
+		return nil, r
 	}
-	if m.peelCausalCond(cond, inverted, c, s) {
-		return x, nil
-	}
-	if negInf(c) {
-		m.addMask(s, MaskTerm{Kind: MaskBool, Value: cond, Inverted: inverted, Form: MaskFormWhere})
-		return x, nil
-	}
-	// A finite fill differs from a bool mask on fully masked rows; keep it
-	// as an additive mask Where(mask, 0, c) built by the rewrite.
-	m.addMask(s, MaskTerm{Kind: MaskAdditive, Value: cond, Inverted: inverted, Fill: &c, Form: MaskFormWhere})
 	return x, nil
 }
 

@@ -13,12 +13,71 @@ import (
 // with an optional Cast back to the I/O type and inference-time Dropout or
 // Identity between the softmax and the product.
 
+// outputRules are the steps from the probabilities to their product with
+// V, one entry per variant (match_rules.go).
+var outputRules = []outputRule{
+	{op: "Cast", when: func(m *matcher, n *graph.Node, idx int, s *Site) bool { return isFloatCast(n) },
+		peel: func(m *matcher, n *graph.Node, idx int, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+			s.SoftCasts = true
+			return n.Output(0), nil, nil
+		}},
+	{op: "Identity", peel: passThrough},
+	{op: "Dropout", when: func(m *matcher, n *graph.Node, idx int, s *Site) bool { return dropoutIsIdentity(n) },
+		peel: func(m *matcher, n *graph.Node, idx int, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+			if len(n.Outputs) > 1 && n.Outputs[1] != nil && len(n.Outputs[1].Uses()) > 0 {
+				return nil, nil, reject(n.Label(), "dropout %q's mask output is used", n.Label())
+			}
+			return n.Output(0), nil, nil
+		}},
+	// Where(row fully masked, 0, P): the fused op's own semantics.
+	{op: "Where", when: func(m *matcher, n *graph.Node, idx int, s *Site) bool { return idx == 2 && m.isZeroRowGuard(n, s) },
+		peel: func(m *matcher, n *graph.Node, idx int, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+			s.ZeroRowGuard = true
+			return n.Output(0), nil, nil
+		}},
+	// BLOOM: probabilities viewed back from (B, H, Nq, Nk) for the bmm.
+	{op: "Reshape", when: func(m *matcher, n *graph.Node, idx int, s *Site) bool {
+		return idx == 0 && s.headView != nil && mergesBatch(n)
+	},
+		peel: func(m *matcher, n *graph.Node, idx int, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+			s.headView = nil
+			return n.Output(0), nil, nil
+		}},
+	{op: "MatMul", product: true, when: func(m *matcher, n *graph.Node, idx int, s *Site) bool { return idx == 0 },
+		peel: func(m *matcher, n *graph.Node, idx int, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+			s.V, s.Output = n.Input(1), n.Output(0)
+			return nil, nil, nil
+		}},
+	// SAGAN: MatMul(V, Transpose(P)) with V channels-first.
+	{op: "Transpose", product: true, when: func(m *matcher, n *graph.Node, idx int, s *Site) bool { return swapsLastTwo(n) },
+		peel: func(m *matcher, n *graph.Node, idx int, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+			pt := n.Output(0)
+			if r := m.onlyUse(pt); r != nil {
+				return nil, nil, r
+			}
+			mm := dataUses(pt)[0].Node
+			if !mm.Is("MatMul") || dataUses(pt)[0].Index != 1 {
+				return nil, nil, reject(pt.Name, "transposed probabilities %q feed %s, not MatMul(V, Aᵀ)", pt.Name, mm.OpType)
+			}
+			s.V, s.VChannelsFirst, s.Output = mm.Input(0), true, mm.Output(0)
+			return nil, []*graph.Node{mm}, nil
+		}},
+	{op: "Einsum", product: true, peel: func(m *matcher, n *graph.Node, idx int, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+		return nil, nil, m.matchPVEinsum(n, idx, s)
+	}},
+}
+
+func passThrough(m *matcher, n *graph.Node, idx int, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+	return n.Output(0), nil, nil
+}
+
 func (m *matcher) matchOutput(p *graph.Value, s *Site) ([]*graph.Node, *Reject) {
 	var nodes []*graph.Node
 	for steps := 0; steps < 8; steps++ {
 		if isnan, where := nanGuard(p); where != nil {
 			// Where(IsNaN(P), 0, P), PyTorch's SDPA export: NaN appears only
 			// on fully masked rows, which the fused op makes zeros itself.
+			// It reads P twice, so it is matched before the one-use rules.
 			s.ZeroRowGuard = true
 			nodes = append(nodes, isnan, where)
 			p = where.Output(0)
@@ -30,41 +89,24 @@ func (m *matcher) matchOutput(p *graph.Value, s *Site) ([]*graph.Node, *Reject) 
 		n := dataUses(p)[0].Node
 		idx := dataUses(p)[0].Index
 		nodes = append(nodes, n)
-		switch {
-		case isFloatCast(n):
-			s.SoftCasts = true
-			p = n.Output(0)
-		case n.Is("Identity") || (n.Is("Dropout") && dropoutIsIdentity(n)):
-			if n.Is("Dropout") && len(n.Outputs) > 1 && n.Outputs[1] != nil && len(n.Outputs[1].Uses()) > 0 {
-				return nil, reject(n.Label(), "dropout %q's mask output is used", n.Label())
-			}
-			p = n.Output(0)
-		case n.Is("Where") && idx == 2 && m.isZeroRowGuard(n, s):
-			// Where(row fully masked, 0, P): the fused op's own semantics.
-			s.ZeroRowGuard = true
-			p = n.Output(0)
-		case n.Is("MatMul") && idx == 0:
-			s.V, s.Output = n.Input(1), n.Output(0)
-			return nodes, nil
-		case n.Is("Transpose") && swapsLastTwo(n):
-			pt := n.Output(0)
-			if r := m.onlyUse(pt); r != nil {
-				return nil, r
-			}
-			mm := dataUses(pt)[0].Node
-			if !mm.Is("MatMul") || dataUses(pt)[0].Index != 1 {
-				return nil, reject(pt.Name, "transposed probabilities %q feed %s, not MatMul(V, Aᵀ)", pt.Name, mm.OpType)
-			}
-			s.V, s.VChannelsFirst, s.Output = mm.Input(0), true, mm.Output(0)
-			return append(nodes, mm), nil
-		case n.Is("Einsum"):
-			if r := m.matchPVEinsum(n, idx, s); r != nil {
-				return nil, r
-			}
-			return nodes, nil
-		default:
+		rule := findOutputRule(outputRules, m, n, idx, s)
+		if rule == nil {
 			return nil, reject(n.Label(), "the probabilities feed %s (node %q), not a product with V", n.OpType, n.Label())
 		}
+		next, inner, r := rule.peel(m, n, idx, s)
+		if r != nil {
+			return nil, r
+		}
+		nodes = append(nodes, inner...)
+		if rule.product && s.headView != nil {
+			if r := m.liftHeadView(n, s); r != nil {
+				return nil, r
+			}
+		}
+		if rule.product {
+			return nodes, nil
+		}
+		p = next
 	}
 	return nil, reject(p.Name, "too many steps after the softmax")
 }

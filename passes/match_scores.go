@@ -6,6 +6,39 @@ import (
 	"github.com/attnopt/attnopt/graph"
 )
 
+// scoreRules are the steps exporters put between Q·Kᵀ and the softmax, one
+// entry per variant (match_rules.go).
+var scoreRules = []scoreRule{
+	{op: "Cast", when: isFloatCast, peel: func(m *matcher, n *graph.Node, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+		s.SoftCasts = true
+		return n.Input(0), nil, nil
+	}},
+	{op: "Mul", peel: peelScoreScale},
+	{op: "Div", peel: peelScoreScale},
+	{op: "Add", peel: func(m *matcher, n *graph.Node, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+		x, r := m.peelAddMask(n, s)
+		return x, nil, r
+	}},
+	{op: "Where", peel: func(m *matcher, n *graph.Node, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+		x, r := m.peelWhereMask(n, s)
+		return x, nil, r
+	}},
+	// BLOOM: bmm scores viewed as (B, H, Nq, Nk) to be masked.
+	{op: "Reshape", when: splitsBatch, peel: (*matcher).peelHeadView},
+	{op: "Reshape", peel: (*matcher).enterWindowView},
+	{op: "MatMul", product: true, peel: func(m *matcher, n *graph.Node, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+		return nil, nil, m.matchQKMatMul(n, s)
+	}},
+	{op: "Einsum", product: true, peel: func(m *matcher, n *graph.Node, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+		return nil, nil, m.matchQKEinsum(n, s)
+	}},
+}
+
+func peelScoreScale(m *matcher, n *graph.Node, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+	x, r := m.peelScale(n, s, ScaleOnScores)
+	return x, nil, r
+}
+
 // matchScoreChain walks back from the softmax input through the elementwise
 // steps exporters put between Q·Kᵀ and the softmax (cast, scale, mask) to the
 // score product itself. Every step's output must feed only the next step.
@@ -18,6 +51,9 @@ func (m *matcher) matchScoreChain(v *graph.Value, s *Site) ([]*graph.Node, *Reje
 			return nil, reject(v.Name, "more than 16 elementwise steps between the score product and the softmax")
 		}
 		p := v.Producer()
+		if p == nil && s.window != nil {
+			return nil, reject(v.Name, "the viewed scores %q do not come from a Reshape of the scores", v.Name)
+		}
 		if p == nil {
 			return nil, reject(v.Name, "softmax input %q is not computed from a Q·Kᵀ product (it is a graph input or constant)", v.Name)
 		}
@@ -25,48 +61,26 @@ func (m *matcher) matchScoreChain(v *graph.Value, s *Site) ([]*graph.Node, *Reje
 			return nil, r
 		}
 		nodes = append(nodes, p)
-		switch {
-		case isFloatCast(p):
-			s.SoftCasts = true
-			v = p.Input(0)
-		case p.Is("Mul") || p.Is("Div"):
-			next, r := m.peelScale(p, s, ScaleOnScores)
-			if r != nil {
-				return nil, r
-			}
-			v = next
-		case p.Is("Add"):
-			next, r := m.peelAddMask(p, s)
-			if r != nil {
-				return nil, r
-			}
-			v = next
-		case p.Is("Where"):
-			next, r := m.peelWhereMask(p, s)
-			if r != nil {
-				return nil, r
-			}
-			v = next
-		case p.Is("Reshape"):
-			next, inner, r := m.peelBatchView(p, s)
-			if r != nil {
-				return nil, r
-			}
-			nodes = append(nodes, inner...)
-			v = next
-		case p.Is("MatMul"):
-			if r := m.matchQKMatMul(p, s); r != nil {
-				return nil, r
-			}
-			return nodes, nil
-		case p.Is("Einsum"):
-			if r := m.matchQKEinsum(p, s); r != nil {
-				return nil, r
-			}
-			return nodes, nil
-		default:
+		rules := scoreRules
+		if s.window != nil {
+			rules = windowRules
+		}
+		rule := findScoreRule(rules, p)
+		if rule == nil && s.window != nil {
+			return nil, reject(p.Label(), "the viewed scores pass through %s (node %q)", p.OpType, p.Label())
+		}
+		if rule == nil {
 			return nil, reject(p.Label(), "the scores pass through %s (node %q), which is not a cast, scale, mask or Q·Kᵀ product", p.OpType, p.Label())
 		}
+		next, inner, r := rule.peel(m, p, s)
+		if r != nil {
+			return nil, r
+		}
+		nodes = append(nodes, inner...)
+		if rule.product {
+			return nodes, nil
+		}
+		v = next
 	}
 }
 
@@ -196,13 +210,27 @@ func (m *matcher) matchQKEinsum(n *graph.Node, s *Site) *Reject {
 	return nil
 }
 
-// peelBatchView handles scores viewed as (B/w, w, H, Nq, Nk) to add a mask
-// per window and viewed back, as Swin does:
+// Swin adds a mask per window in a (B/w, w, H, Nq, Nk) view of the scores
+// and views them back:
 //
 //	Reshape(Add(Reshape(x, [-1, w, H, Nq, Nk]), mask), [-1, H, Nq, Nk])
 //
-// outer is the Reshape back to rank 4; it returns x and the nodes between.
-func (m *matcher) peelBatchView(outer *graph.Node, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+// Walking back, the outer Reshape enters the view (enterWindowView); inside
+// it the chain follows windowRules until the inner Reshape leaves it.
+
+// windowView is the view the score chain is in.
+type windowView struct {
+	outer *graph.Node
+	dims  []graph.Dim // (B/w, w)
+	adds  int
+}
+
+var windowRules = []scoreRule{
+	{op: "Add", peel: (*matcher).peelWindowMask},
+	{op: "Reshape", peel: (*matcher).leaveWindowView},
+}
+
+func (m *matcher) enterWindowView(outer *graph.Node, s *Site) (*graph.Value, []*graph.Node, *Reject) {
 	in5 := outer.Input(0)
 	out := outer.Output(0).Type
 	t5 := in5.Type
@@ -214,56 +242,42 @@ func (m *matcher) peelBatchView(outer *graph.Node, s *Site) (*graph.Value, []*gr
 			return nil, nil, reject(outer.Label(), "Reshape %q changes the score axes, not only the batch", outer.Label())
 		}
 	}
-	view := []graph.Dim{t5.Shape[0], t5.Shape[1]}
-	var nodes []*graph.Node
-	v := in5
-	var terms []MaskTerm
-	for steps := 0; steps < 8; steps++ {
-		if r := m.onlyUse(v); r != nil {
-			return nil, nil, r
-		}
-		p := v.Producer()
-		if p == nil {
-			return nil, nil, reject(v.Name, "the viewed scores %q do not come from a Reshape of the scores", v.Name)
-		}
-		nodes = append(nodes, p)
-		switch {
-		case p.Is("Add"):
-			x, bias := p.Input(0), p.Input(1)
-			if scoreLike(bias) || bias.Producer() != nil && bias.Producer().Is("Reshape") && !(x.Producer() != nil && x.Producer().Is("Reshape")) {
-				x, bias = bias, x
-			}
-			if !bias.Type.DType.IsFloat() {
-				return nil, nil, reject(bias.Name, "node %q adds %q of type %s to the scores", p.Label(), bias.Name, bias.Type.DType)
-			}
-			terms = append(terms, MaskTerm{Kind: MaskAdditive, Value: bias, Form: MaskFormWindowView, BatchView: view})
-			v = x
-		case p.Is("Reshape"):
-			x := p.Input(0)
-			if !x.Type.Ranked || len(x.Type.Shape) != 4 {
-				return nil, nil, reject(p.Label(), "Reshape %q does not view rank-4 scores", p.Label())
-			}
-			// The trailing dims must match; the batch then matches too,
-			// since both views hold the same elements (it may be unknown).
-			for i := 1; i < len(out.Shape); i++ {
-				if !x.Type.Shape[i].Equal(out.Shape[i]) {
-					return nil, nil, reject(p.Label(), "Reshape %q and %q are not a view and its inverse", p.Label(), outer.Label())
-				}
-			}
-			for _, t := range terms {
-				s.biasInputs = append(s.biasInputs, t.Value)
-				s.Masks = append(s.Masks, t)
-			}
-			if len(s.Masks) > 0 {
-				s.Mask = MaskAdditive
-				if s.MaskValue == nil {
-					s.MaskValue, s.MaskForm = s.Masks[0].Value, s.Masks[0].Form
-				}
-			}
-			return x, nodes, nil
-		default:
-			return nil, nil, reject(p.Label(), "the viewed scores pass through %s (node %q)", p.OpType, p.Label())
+	s.window = &windowView{outer: outer, dims: []graph.Dim{t5.Shape[0], t5.Shape[1]}}
+	return in5, nil, nil
+}
+
+func (m *matcher) peelWindowMask(p *graph.Node, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+	if s.window.adds++; s.window.adds >= 8 {
+		return nil, nil, reject(s.window.outer.Label(), "too many steps inside the batch view of the scores")
+	}
+	x, bias := p.Input(0), p.Input(1)
+	if scoreLike(bias) || bias.Producer() != nil && bias.Producer().Is("Reshape") && !(x.Producer() != nil && x.Producer().Is("Reshape")) {
+		x, bias = bias, x
+	}
+	if !bias.Type.DType.IsFloat() {
+		return nil, nil, reject(bias.Name, "node %q adds %q of type %s to the scores", p.Label(), bias.Name, bias.Type.DType)
+	}
+	s.biasInputs = append(s.biasInputs, bias)
+	s.Masks = append(s.Masks, MaskTerm{Kind: MaskAdditive, Value: bias, Form: MaskFormWindowView, BatchView: s.window.dims})
+	s.Mask = MaskAdditive
+	if s.MaskValue == nil {
+		s.MaskValue, s.MaskForm = s.Masks[0].Value, s.Masks[0].Form
+	}
+	return x, nil, nil
+}
+
+func (m *matcher) leaveWindowView(p *graph.Node, s *Site) (*graph.Value, []*graph.Node, *Reject) {
+	x, out := p.Input(0), s.window.outer.Output(0).Type
+	if !x.Type.Ranked || len(x.Type.Shape) != 4 {
+		return nil, nil, reject(p.Label(), "Reshape %q does not view rank-4 scores", p.Label())
+	}
+	// The trailing dims must match; the batch then matches too, since both
+	// views hold the same elements (it may be unknown).
+	for i := 1; i < len(out.Shape); i++ {
+		if !x.Type.Shape[i].Equal(out.Shape[i]) {
+			return nil, nil, reject(p.Label(), "Reshape %q and %q are not a view and its inverse", p.Label(), s.window.outer.Label())
 		}
 	}
-	return nil, nil, reject(outer.Label(), "too many steps inside the batch view of the scores")
+	s.window = nil
+	return x, nil, nil
 }

@@ -43,6 +43,7 @@ func TestMatcherVariants(t *testing.T) {
 		{"bool where inverted", with(func(o *O) { o.Mask = "where_inv" }), 1, MaskBool, false, 1, 4, true, "mask-where", ""},
 		{"add of where", with(func(o *O) { o.Mask = "add_where" }), 1, MaskBool, false, 1, 4, true, "mask-add_where", ""},
 		{"finite fill", with(func(o *O) { o.Mask = "where_finite" }), 1, MaskAdditive, false, 1, 4, true, "mask-where", ""},
+		{"bloom head view", with(func(o *O) { o.Rank = 3; o.Mask = "head_view_alibi"; o.Scale = "mul" }), 1, MaskAdditive, false, s8, 1, true, "scale-scores/mask-where", ""},
 		{"swin window view", with(func(o *O) { o.Mask = "window_view"; o.Scale = "q" }), 1, MaskAdditive, false, s8, 4, true, "mask-add", ""},
 		{"causal tril", with(func(o *O) { o.Mask = "causal"; o.NK = 20 }), 1, MaskNone, true, 1, 4, true, "causal", ""},
 		{"fp16 casts", with(func(o *O) { o.DType = graph.Float16; o.Casts = true; o.Scale = "div" }), 1, MaskNone, false, s8, 4, true, "cast-f32", ""},
@@ -68,6 +69,7 @@ func TestMatcherVariants(t *testing.T) {
 		{"opset 11 default axis", with(func(o *O) { o.Opset = 11 }), 0, "", false, 0, 0, false, "", "normalises the flattened dims 1..3"},
 		{"softmax over queries", with(func(o *O) { o.SoftmaxAxis = 2 }), 0, "", false, 0, 0, false, "", "not the key (last) axis"},
 		{"per-head scale of masked scores", with(func(o *O) { o.HeadScale = "after_mask"; o.Mask = "add" }), 0, "", false, 0, 0, false, "", "scales masked scores"},
+		{"bloom view not undone before P·V", with(func(o *O) { o.Rank = 3; o.B = 1; o.Mask = "head_view_open" }), 0, "", false, 0, 0, false, "", "still in the (B, H, …) view"},
 		{"scores used elsewhere", with(func(o *O) { o.ScoresOut = true }), 0, "", false, 0, 0, false, "", "graph output"},
 	}
 	for _, tc := range cases {

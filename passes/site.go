@@ -101,6 +101,8 @@ type Site struct {
 	causalTerms []causalTerm    // triangular mask terms, resolved once the lengths are known
 	band        *causalTerm     // a mask term keeping keys above a diagonal
 	biasInputs  []*graph.Value  // tensors added to the scores, as the graph has them
+	headView    []graph.Dim     // (B, H) of the view of bmm scores the softmax ran in, until P·V leaves it (match_headview.go)
+	window      *windowView     // Swin's view of the scores while the score chain walks through it (match_scores.go)
 }
 
 // RepeatedKV is K and V as a site read them before its head repeat was
@@ -130,10 +132,15 @@ type MaskTerm struct {
 	// mask Where(mask, 0, fill); nil otherwise.
 	Fill *float64
 	Form MaskForm
-	// BatchView is set when the term is added in a (B/w, w, …) view of the
-	// scores (Swin's shifted-window mask): the term broadcasts against that
-	// 5-D view, whose first two dims are given here.
+	// BatchView is set when the term is added in a view of the scores whose
+	// batch axis is split in two: (B/w, w, …) for Swin's shifted-window mask
+	// (5-D), (B, H, …) of bmm scores for BLOOM's (4-D). The term broadcasts
+	// against that view, whose first two dims are given here.
 	BatchView []graph.Dim
+	// BatchFold is set when the term was added to bmm scores (B·H, …) of a
+	// rank-4 site, which reads them as (B, H, …) given here: BLOOM's ALiBi
+	// bias when dynamo multiplies P·V in the view (match_headview.go).
+	BatchFold []graph.Dim
 }
 
 // Reject says why a candidate Softmax is not a site; At names the node or

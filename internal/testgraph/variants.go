@@ -2,6 +2,7 @@ package testgraph
 
 import (
 	"math"
+	"strings"
 
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/graph/onnxpb"
@@ -28,7 +29,7 @@ type Opts struct {
 	// or "expand_3d" (dynamo: Kᵀ made through a (B·H, N, D) view).
 	Repeat      string
 	KVHeads     int
-	Mask        string // "none", "add", "where", "add_where", "where_inv", "where_finite", "causal", or a form of causal.go
+	Mask        string // "none", "add", "where", "add_where", "where_inv", "where_finite", "window_view", "head_view[_alibi|_open|_plane]" (rank 3), "causal", or a form of causal.go
 	Casts       bool   // Cast to float32 around the softmax
 	SoftmaxAxis int64  // 0 means -1 (or the opset default when Opset < 13)
 	ScoresOut   bool   // also expose the scores as a graph output (negative case)
@@ -186,6 +187,22 @@ func Attention(o Opts) *B {
 		v5 := b.Node("Reshape", []string{s, b.I64(-1, 2, int64(o.H), int64(o.N), int64(o.NK))})
 		v5 = b.Node("Add", []string{v5, win})
 		s = b.Node("Reshape", []string{v5, b.I64(-1, int64(o.H), int64(o.N), int64(o.NK))})
+	case "head_view", "head_view_alibi", "head_view_open", "head_view_plane":
+		// BLOOM (rank 3): an ALiBi bias on the bmm scores (head_view_alibi),
+		// then masked_fill with finfo.min in a (B, H, N, N) view (a (N, N)
+		// mask in head_view_plane); P is viewed back below, except in
+		// head_view_open (a negative case: with B = 1, MatMul broadcasts the
+		// viewed P against the rank-3 V).
+		if o.Mask == "head_view_alibi" {
+			s = b.Node("Add", []string{s, b.Input("alibi", sdt, o.B*o.H, 1, o.NK)})
+		}
+		s = b.Node("Reshape", []string{s, b.I64(-1, int64(o.H), int64(o.N), int64(o.NK))})
+		dims := []any{o.B, 1, o.N, o.NK}
+		if o.Mask == "head_view_plane" {
+			dims = dims[2:]
+		}
+		drop := b.Input("mask", graph.Bool, dims...)
+		s = b.Node("Where", []string{drop, b.ScalarOf(sdt, -math.MaxFloat32), s})
 	case "causal":
 		// GPT-2: a registered lower-triangular buffer sliced to the shapes.
 		size := max(o.N, o.NK) + 3
@@ -220,6 +237,9 @@ func Attention(o Opts) *B {
 	}
 	if o.Dropout {
 		p = b.Node("Dropout", []string{p})
+	}
+	if strings.HasPrefix(o.Mask, "head_view") && o.Mask != "head_view_open" {
+		p = b.Node("Reshape", []string{p, b.I64(-1, int64(o.N), int64(o.NK))})
 	}
 	if o.Op == "Einsum" {
 		p = b.Node("Einsum", []string{p, v}, Str("equation", batch+"ij,"+batch+"jd->"+batch+"id"))

@@ -1,10 +1,11 @@
 """transformers fixtures (tiny configs, random weights): BERT with a padding
-attention_mask (eager and SDPA), GPT-2 (causal, eager) and the CLIP vision
-encoder (eager)."""
+attention_mask (eager and SDPA), GPT-2 (causal, eager), BLOOM (ALiBi baddbmm,
+mask added in a (B, H, N, N) view) and the CLIP vision encoder (eager)."""
 
 import torch
 import torch.nn as nn
-from transformers import (BertConfig, BertModel, CLIPVisionConfig, CLIPVisionModel, GPT2Config, GPT2Model)
+from transformers import (BertConfig, BertModel, BloomConfig, BloomModel, CLIPVisionConfig, CLIPVisionModel,
+                          GPT2Config, GPT2Model)
 
 from common import Family, default_attention_info, export_case, seed
 
@@ -20,7 +21,7 @@ class TextWrapper(nn.Module):
 
     def forward(self, input_ids, attention_mask=None):
         kw = {"attention_mask": attention_mask} if self.with_mask else {}
-        out = self.model(input_ids=input_ids, use_cache=False, **kw) if isinstance(self.model, GPT2Model) else \
+        out = self.model(input_ids=input_ids, use_cache=False, **kw) if isinstance(self.model, (GPT2Model, BloomModel)) else \
             self.model(input_ids=input_ids, **kw)
         if self.pooled:
             return out.last_hidden_state, out.pooler_output
@@ -102,6 +103,39 @@ def make_gpt2(name, exporter, opset, with_mask=True):
     )
 
 
+def make_bloom(name, exporter, opset, dynamic=False):
+    seed(0)
+    cfg = BloomConfig(vocab_size=100, hidden_size=32, n_layer=2, n_head=4, use_cache=False)
+    model = BloomModel(cfg)
+    model.set_attn_implementation("eager")
+    wrapper = TextWrapper(model, with_mask=True, pooled=False)
+    ids = torch.randint(0, 100, (2, 16))
+    mask = torch.ones(2, 16, dtype=torch.int64)
+    mask[1, 11:] = 0  # second sequence padded: 11 real tokens
+    dyn = {}
+    notes = ("BloomModel, 2 layers, hidden 32, 4 heads of 8; batch 2, seq 16, the second row padded after 11 "
+             "tokens; scores = alibi.baddbmm(q, k^T, alpha=1/sqrt(8)) on (B*H, N, N), viewed as (B, H, N, N) to "
+             "add the causal + padding mask (additive, dtype min), softmax, viewed back to (B*H, N, N) for "
+             "bmm with V; mask recorded as 'causal'")
+    if dynamic and exporter == "torchscript":
+        dyn["dynamic_axes"] = {"input_ids": {0: "batch", 1: "sequence"}, "attention_mask": {0: "batch", 1: "sequence"},
+                               "last_hidden_state": {0: "batch", 1: "sequence"}}
+    elif dynamic:
+        b, n = torch.export.Dim("batch", max=64), torch.export.Dim("sequence", max=64)
+        dyn["dynamic_shapes"] = {"input_ids": {0: b, 1: n}, "attention_mask": {0: b, 1: n}}
+    if dynamic:
+        notes += "; dynamic batch and sequence axes"
+    if exporter == "dynamo":
+        notes += ("; dynamo folds the view back and the bmm with V into one MatMul of the (B, H, N, N) "
+                  "probabilities with a rank-4 V, while Q·K^T stays a rank-3 bmm")
+    return export_case(
+        name=name, model=wrapper, inputs=(ids, mask), input_names=["input_ids", "attention_mask"],
+        output_names=["last_hidden_state"], source="transformers.models.bloom.modeling_bloom.BloomModel",
+        exporter=exporter, opset=opset, name_root=model, notes=notes, expected_count=2,
+        attention=attn_spec(32, 4, "causal"), **dyn,
+    )
+
+
 def make_clip(name, exporter, opset):
     seed(0)
     cfg = CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
@@ -132,6 +166,14 @@ if __name__ == "__main__":
     fam.expected_failure("hf_gpt2_nomask", "TorchScript exporter: without an attention_mask, transformers 5 looks for packed sequences in the position ids with torch.diff, which has no ONNX symbolic; the fixtures pass an all-ones attention_mask instead (dynamo exports both)", make_gpt2, "torchscript", 17, with_mask=False)
     fam.case("hf_gpt2", make_gpt2, "torchscript", 17)
     fam.case("hf_gpt2_dynamo", make_gpt2, "dynamo", 18)
+    fam.case("hf_bloom", make_bloom, "torchscript", 17)
+    fam.case("hf_bloom_dynamic", make_bloom, "torchscript", 17, dynamic=True)
+    # dynamo folds the view back and the bmm with V into one rank-4 MatMul, while Q·Kᵀ stays a rank-3 bmm
+    fam.case("hf_bloom_dynamo", make_bloom, "dynamo", 18)
+    fam.case("hf_bloom_dynamic_dynamo", make_bloom, "dynamo", 18, dynamic=True)
+    # opset 23: the onnx target (Attention) is checked on both forms in ONNX Runtime too
+    fam.case("hf_bloom_dynamo_op23", make_bloom, "dynamo", 23)
+    fam.case("hf_bloom_dynamic_dynamo_op23", make_bloom, "dynamo", 23, dynamic=True)
     fam.case("hf_clip_vision", make_clip, "torchscript", 17)
     fam.case("hf_clip_vision_dynamo", make_clip, "dynamo", 18)
     fam.finish()
