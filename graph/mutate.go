@@ -128,7 +128,7 @@ func (g *Graph) UniqueName(base string) string {
 	taken := func(s string) bool {
 		// Names defined inside subgraphs are taken too: ONNX names are
 		// single-assignment across a graph and its subgraphs.
-		if g.values[s] != nil || g.subNames[s] {
+		if g.values[s] != nil || g.subNames[s] || g.reserved[s] {
 			return true
 		}
 		for _, n := range g.Nodes {

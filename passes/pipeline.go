@@ -12,6 +12,8 @@ type Options struct {
 	Target     string
 	VerifyEach bool // run the graph verifier after every pass
 	Approx     ApproxOptions
+
+	scope *nestScope // set when rewriting a subgraph (passes/rewrite_nested.go)
 }
 
 // Action says what the rewrite did with one site.
@@ -94,6 +96,7 @@ func Rewrite(m *graph.Model, opts Options) (*Context, error) {
 		return nil, err
 	}
 	c := &Context{Model: m, Opts: opts, Target: t}
+	holders := subgraphHolders(m.Graph)
 	for _, p := range Pipeline {
 		if err := p.Run(c); err != nil {
 			return c, fmt.Errorf("pass %s: %w", p.Name, err)
@@ -103,6 +106,10 @@ func Rewrite(m *graph.Model, opts Options) (*Context, error) {
 				return c, fmt.Errorf("graph invalid after pass %s: %w", p.Name, err)
 			}
 		}
+	}
+	// Then attention inside If/Loop/Scan bodies and decoder subgraphs.
+	if err := c.rewriteNested(holders); err != nil {
+		return c, err
 	}
 	// Always verified before anyone writes it, --verify-each or not.
 	if err := m.Graph.Verify(); err != nil {
@@ -116,6 +123,7 @@ func Rewrite(m *graph.Model, opts Options) (*Context, error) {
 
 func matchPass(c *Context) error {
 	c.Match = FindSites(c.Model.Graph)
+	c.Opts.scope.place(c.Match)
 	return nil
 }
 

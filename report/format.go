@@ -97,7 +97,14 @@ func (r *Inspect) writeText(w io.Writer, explain bool) error {
 		fmt.Fprintln(w)
 	}
 	for _, n := range r.Nested {
-		fmt.Fprintf(w, "in subgraph %s: %s %s (listed; subgraphs are not rewritten)\n", n.Path, n.Op, n.Node)
+		switch {
+		case n.Site != nil:
+			fmt.Fprintf(w, "in subgraph %s: %s %s is site %d\n", n.Path, n.Op, n.Node, *n.Site)
+		case n.Reason != "":
+			fmt.Fprintf(w, "in subgraph %s: %s %s, not a site: %s\n", n.Path, n.Op, n.Node, strings.TrimSpace(n.Reason))
+		default:
+			fmt.Fprintf(w, "in subgraph %s: %s %s (kept fused)\n", n.Path, n.Op, n.Node)
+		}
 	}
 	if len(r.Sites) == 0 && len(r.Fused) == 0 && len(r.Nested) == 0 {
 		fmt.Fprintln(w, "nothing to do: no MatMul→Softmax→MatMul attention found")

@@ -1,0 +1,193 @@
+package graph
+
+import (
+	"fmt"
+
+	"github.com/attnopt/attnopt/graph/onnxpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// Subgraph is one graph attribute of a node (If branches, Loop/Scan bodies,
+// BeamSearch decoders) wrapped as a model of its own, so that passes written
+// for a Model run on it unchanged. The names it reads from enclosing scopes
+// become graph inputs, typed from the enclosing graph where known; Inline
+// drops them again.
+type Subgraph struct {
+	Model *Model
+	Node  *Node  // the node holding the attribute, in Outer
+	Attr  string // the attribute's name
+	Index int    // position in the attribute's graphs list; -1 for its g
+
+	outer *Graph
+	added map[string]bool // the outer-scope names made inputs
+}
+
+// HasSubgraphs reports whether n has a graph attribute.
+func (n *Node) HasSubgraphs() bool {
+	for _, a := range n.Attrs {
+		if ap := a.toProto(); ap.G != nil || len(ap.Graphs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Subgraphs wraps every graph attribute of n (a node of g), in attribute
+// order. Names in reserved, and every name g already uses, are never
+// generated inside the wrapped graphs: ONNX names are single-assignment
+// across a model's scopes, and node names are kept unique too.
+func (g *Graph) Subgraphs(n *Node, reserved map[string]bool) ([]*Subgraph, error) {
+	var out []*Subgraph
+	for _, a := range n.Attrs {
+		ap := a.toProto()
+		subs := []*onnxpb.GraphProto{ap.G}
+		if ap.G == nil {
+			subs = ap.Graphs
+		}
+		for i, gp := range subs {
+			idx := -1
+			if ap.G == nil {
+				idx = i
+			}
+			s, err := g.wrap(n, a.Name, idx, gp, reserved)
+			if err != nil {
+				return nil, fmt.Errorf("node %q attribute %q: %w", n.Label(), a.Name, err)
+			}
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func (g *Graph) wrap(n *Node, attr string, idx int, gp *onnxpb.GraphProto, reserved map[string]bool) (*Subgraph, error) {
+	m := g.model
+	body := shallowClone(gp)
+	body.Input = append([]*onnxpb.ValueInfoProto(nil), gp.Input...)
+	added := map[string]bool{}
+	for _, name := range freeNames(gp) {
+		vi := &onnxpb.ValueInfoProto{Name: proto.String(name)}
+		if v := g.values[name]; v != nil && (v.Type.DType != Undefined || v.Type.Ranked) {
+			vi.Type = typeToProto(v.Type)
+		}
+		body.Input = append(body.Input, vi)
+		added[name] = true
+	}
+	pb := &onnxpb.ModelProto{IrVersion: proto.Int64(m.IRVersion), Graph: body}
+	for _, o := range m.Opsets {
+		pb.OpsetImport = append(pb.OpsetImport, &onnxpb.OperatorSetIdProto{Domain: proto.String(o.Domain), Version: proto.Int64(o.Version)})
+	}
+	dir := ""
+	if m.src != nil {
+		dir = m.src.dir
+	}
+	sub, err := FromProto(pb, dir)
+	if err != nil {
+		return nil, err
+	}
+	// Constant values the subgraph reads from outside (weights an exporter
+	// kept in the enclosing graph) stay known, for the matcher's checks.
+	for name := range added {
+		if v, w := g.values[name], sub.Graph.values[name]; v != nil && w != nil && v.Const != nil {
+			w.Const, w.Sym = v.Const, v.Sym
+		} else if v != nil && w != nil && v.Sym != nil {
+			w.Sym = v.Sym
+		}
+	}
+	sub.Graph.reserved = map[string]bool{}
+	for name := range reserved {
+		sub.Graph.reserved[name] = true
+	}
+	for name := range g.values {
+		sub.Graph.reserved[name] = true
+	}
+	for name := range g.subNames {
+		sub.Graph.reserved[name] = true
+	}
+	for _, o := range g.Nodes {
+		if o.Name != "" {
+			sub.Graph.reserved[o.Name] = true
+		}
+	}
+	return &Subgraph{Model: sub, Node: n, Attr: attr, Index: idx, outer: g, added: added}, nil
+}
+
+// Names adds every value and node name the model uses, in every scope, to
+// into.
+func (m *Model) Names(into map[string]bool) {
+	var walk func(gp *onnxpb.GraphProto)
+	walk = func(gp *onnxpb.GraphProto) {
+		definedNames(gp, into)
+		for _, n := range gp.Node {
+			into[n.GetName()] = true
+			for _, a := range n.Attribute {
+				for _, sub := range append([]*onnxpb.GraphProto{a.G}, a.Graphs...) {
+					if sub != nil {
+						walk(sub)
+					}
+				}
+			}
+		}
+	}
+	walk(m.ToProto().Graph)
+	for name := range m.Graph.values {
+		into[name] = true
+	}
+	delete(into, "")
+}
+
+// Inline writes the wrapped model's graph back as the attribute it came
+// from, without the inputs wrap added, and updates what the enclosing graph
+// knows of it: the outer values it reads and the names defined inside.
+func (s *Subgraph) Inline() error {
+	gp := s.Model.ToProto().Graph
+	var ins []*onnxpb.ValueInfoProto
+	for _, vi := range gp.Input {
+		if !s.added[vi.GetName()] {
+			ins = append(ins, vi)
+		}
+	}
+	gp.Input = ins
+	a := s.Node.Attr(s.Attr)
+	if a == nil {
+		return fmt.Errorf("node %q lost its attribute %q", s.Node.Label(), s.Attr)
+	}
+	ap := shallowClone(a.toProto())
+	if s.Index < 0 {
+		ap.G = gp
+	} else {
+		ap.Graphs = append([]*onnxpb.GraphProto(nil), ap.Graphs...)
+		ap.Graphs[s.Index] = gp
+	}
+	s.Node.SetAttr(&Attr{Name: a.Name, Kind: AttrGraph, pb: ap})
+	return s.outer.relinkOuter(s.Node)
+}
+
+// relinkOuter recomputes the outer-scope values n's subgraphs read, after
+// one of them changed.
+func (g *Graph) relinkOuter(n *Node) error {
+	var now []*Value
+	for _, a := range n.Attrs {
+		ap := a.toProto()
+		for _, sub := range append([]*onnxpb.GraphProto{ap.G}, ap.Graphs...) {
+			if sub == nil {
+				continue
+			}
+			definedNames(sub, g.subNames)
+			for _, name := range freeNames(sub) {
+				v := g.values[name]
+				if v == nil {
+					return fmt.Errorf("subgraph %q of node %q reads %q, which the graph does not define", a.Name, n.Label(), name)
+				}
+				now = appendUnique(now, v)
+			}
+		}
+	}
+	for _, v := range n.outer {
+		v.removeUse(n, -1)
+	}
+	n.outer = now
+	for _, v := range now {
+		v.uses = append(v.uses, Use{Node: n, Index: -1})
+	}
+	return nil
+}
