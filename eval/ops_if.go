@@ -30,12 +30,31 @@ func runIf(m *graph.Model, n *graph.Node, cond *Tensor, get func(string) (*Tenso
 	if a == nil || a.GraphProto() == nil {
 		return nil, fmt.Errorf("If has no %s graph", branch)
 	}
-	gp := proto.Clone(a.GraphProto()).(*onnxpb.GraphProto)
+	sub, feeds, err := bodyModel(m, a.GraphProto(), get)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", branch, err)
+	}
+	res, err := Run(sub, feeds, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", branch, err)
+	}
+	gp := a.GraphProto()
+	outs := make([]*Tensor, len(gp.GetOutput()))
+	for i, o := range gp.GetOutput() {
+		outs[i] = res[o.GetName()]
+	}
+	return outs, nil
+}
+
+// bodyModel makes a subgraph a model of its own: the values it reads from
+// the enclosing graph become inputs, fed from get.
+func bodyModel(m *graph.Model, body *onnxpb.GraphProto, get func(string) (*Tensor, error)) (*graph.Model, map[string]*Tensor, error) {
+	gp := proto.Clone(body).(*onnxpb.GraphProto)
 	feeds := map[string]*Tensor{}
 	for _, name := range outerReads(gp) {
 		t, err := get(name)
 		if err != nil {
-			return nil, fmt.Errorf("%s reads %w", branch, err)
+			return nil, nil, fmt.Errorf("reads %w", err)
 		}
 		feeds[name] = t
 		gp.Input = append(gp.Input, valueInfoOf(name, t))
@@ -45,18 +64,7 @@ func runIf(m *graph.Model, n *graph.Node, cond *Tensor, get func(string) (*Tenso
 		pb.OpsetImport = append(pb.OpsetImport, &onnxpb.OperatorSetIdProto{Domain: proto.String(o.Domain), Version: proto.Int64(o.Version)})
 	}
 	sub, err := graph.FromProto(pb, "")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", branch, err)
-	}
-	res, err := Run(sub, feeds, opts)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", branch, err)
-	}
-	outs := make([]*Tensor, len(gp.GetOutput()))
-	for i, o := range gp.GetOutput() {
-		outs[i] = res[o.GetName()]
-	}
-	return outs, nil
+	return sub, feeds, err
 }
 
 // outerReads lists, once each, the names a branch's nodes read that it does

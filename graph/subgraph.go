@@ -10,16 +10,17 @@ import (
 // Subgraph is one graph attribute of a node (If branches, Loop/Scan bodies,
 // BeamSearch decoders) wrapped as a model of its own, so that passes written
 // for a Model run on it unchanged. The names it reads from enclosing scopes
-// become graph inputs, typed from the enclosing graph where known; Inline
-// drops them again.
+// become graph inputs, typed from the enclosing graph where known (its
+// constants become initializers); Inline drops them again.
 type Subgraph struct {
 	Model *Model
 	Node  *Node  // the node holding the attribute, in Outer
 	Attr  string // the attribute's name
 	Index int    // position in the attribute's graphs list; -1 for its g
 
-	outer *Graph
-	added map[string]bool // the outer-scope names made inputs
+	outer  *Graph
+	added  map[string]bool          // the outer-scope names made inputs
+	formal []*onnxpb.ValueInfoProto // the subgraph's own inputs as loaded
 }
 
 // HasSubgraphs reports whether n has a graph attribute.
@@ -60,17 +61,72 @@ func (g *Graph) Subgraphs(n *Node, reserved map[string]bool) ([]*Subgraph, error
 }
 
 func (g *Graph) wrap(n *Node, attr string, idx int, gp *onnxpb.GraphProto, reserved map[string]bool) (*Subgraph, error) {
+	carried := loopCarried(n, attr, gp)
+	s, err := g.wrapTyped(n, attr, idx, gp, reserved, carried)
+	if err != nil || len(carried) == 0 {
+		return s, err
+	}
+	// The shapes assumed for the loop-carried values hold in every
+	// iteration only if the body gives them back unchanged.
+	for k, t := range carried {
+		if out := s.Model.Graph.Outputs[1+k]; t.Ranked && out.Type.String() != t.String() {
+			return g.wrapTyped(n, attr, idx, gp, reserved, nil)
+		}
+	}
+	return s, nil
+}
+
+// loopCarried gives the types a Loop body's loop-carried inputs would have
+// in its first iteration (the Loop's initial values), where the body does
+// not declare a shape for them; nil for other subgraphs.
+func loopCarried(n *Node, attr string, gp *onnxpb.GraphProto) map[int]Type {
+	if !n.Is("Loop") || attr != "body" || len(gp.Input) < 2 || len(gp.Output) < len(gp.Input)-1 {
+		return nil
+	}
+	out := map[int]Type{}
+	for k, vi := range gp.Input[2:] {
+		init := n.Input(2 + k)
+		declared := typeFromProto(vi.GetType())
+		if init == nil || declared.Ranked || !init.Type.Ranked {
+			continue
+		}
+		if _, static := init.Type.Shape.Ints(); !static {
+			continue
+		}
+		if declared.DType != Undefined && declared.DType != init.Type.DType {
+			continue
+		}
+		out[k] = init.Type
+	}
+	return out
+}
+
+func (g *Graph) wrapTyped(n *Node, attr string, idx int, gp *onnxpb.GraphProto, reserved map[string]bool, carried map[int]Type) (*Subgraph, error) {
 	m := g.model
 	body := shallowClone(gp)
 	body.Input = append([]*onnxpb.ValueInfoProto(nil), gp.Input...)
+	for k, t := range carried {
+		vi := shallowClone(body.Input[2+k])
+		vi.Type = typeToProto(t)
+		body.Input[2+k] = vi
+	}
+	body.Initializer = append([]*onnxpb.TensorProto(nil), gp.Initializer...)
 	added := map[string]bool{}
 	for _, name := range freeNames(gp) {
+		added[name] = true
+		v := g.values[name]
+		if v != nil && v.Const != nil {
+			// A constant of the enclosing graph stays a constant: the
+			// matcher reads scales from it, and validation must not feed
+			// it random values.
+			body.Initializer = append(body.Initializer, v.Const.toProto(name))
+			continue
+		}
 		vi := &onnxpb.ValueInfoProto{Name: proto.String(name)}
-		if v := g.values[name]; v != nil && (v.Type.DType != Undefined || v.Type.Ranked) {
+		if v != nil && (v.Type.DType != Undefined || v.Type.Ranked) {
 			vi.Type = typeToProto(v.Type)
 		}
 		body.Input = append(body.Input, vi)
-		added[name] = true
 	}
 	pb := &onnxpb.ModelProto{IrVersion: proto.Int64(m.IRVersion), Graph: body}
 	for _, o := range m.Opsets {
@@ -84,12 +140,9 @@ func (g *Graph) wrap(n *Node, attr string, idx int, gp *onnxpb.GraphProto, reser
 	if err != nil {
 		return nil, err
 	}
-	// Constant values the subgraph reads from outside (weights an exporter
-	// kept in the enclosing graph) stay known, for the matcher's checks.
+	// Shape values computed outside (Shape → Gather → Concat) stay known.
 	for name := range added {
-		if v, w := g.values[name], sub.Graph.values[name]; v != nil && w != nil && v.Const != nil {
-			w.Const, w.Sym = v.Const, v.Sym
-		} else if v != nil && w != nil && v.Sym != nil {
+		if v, w := g.values[name], sub.Graph.values[name]; v != nil && w != nil && v.Sym != nil && w.Sym == nil {
 			w.Sym = v.Sym
 		}
 	}
@@ -108,7 +161,7 @@ func (g *Graph) wrap(n *Node, attr string, idx int, gp *onnxpb.GraphProto, reser
 			sub.Graph.reserved[o.Name] = true
 		}
 	}
-	return &Subgraph{Model: sub, Node: n, Attr: attr, Index: idx, outer: g, added: added}, nil
+	return &Subgraph{Model: sub, Node: n, Attr: attr, Index: idx, outer: g, added: added, formal: gp.Input}, nil
 }
 
 // Names adds every value and node name the model uses, in every scope, to
@@ -141,12 +194,25 @@ func (m *Model) Names(into map[string]bool) {
 func (s *Subgraph) Inline() error {
 	gp := s.Model.ToProto().Graph
 	var ins []*onnxpb.ValueInfoProto
-	for _, vi := range gp.Input {
-		if !s.added[vi.GetName()] {
-			ins = append(ins, vi)
+	for i, vi := range gp.Input {
+		if s.added[vi.GetName()] {
+			continue
 		}
+		if i < len(s.formal) {
+			// As the file declared it: a shape assumed for the first
+			// iteration is not written into the body.
+			vi = s.formal[i]
+		}
+		ins = append(ins, vi)
 	}
 	gp.Input = ins
+	var inits []*onnxpb.TensorProto
+	for _, t := range gp.Initializer {
+		if !s.added[t.GetName()] {
+			inits = append(inits, t)
+		}
+	}
+	gp.Initializer = inits
 	a := s.Node.Attr(s.Attr)
 	if a == nil {
 		return fmt.Errorf("node %q lost its attribute %q", s.Node.Label(), s.Attr)
