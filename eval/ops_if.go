@@ -51,7 +51,8 @@ func runIf(m *graph.Model, n *graph.Node, cond *Tensor, get func(string) (*Tenso
 func bodyModel(m *graph.Model, body *onnxpb.GraphProto, get func(string) (*Tensor, error)) (*graph.Model, map[string]*Tensor, error) {
 	gp := proto.Clone(body).(*onnxpb.GraphProto)
 	feeds := map[string]*Tensor{}
-	for _, name := range outerReads(gp) {
+	// Nested subgraphs' reads too: their values are looked up here.
+	for _, name := range graph.FreeNames(gp) {
 		t, err := get(name)
 		if err != nil {
 			return nil, nil, fmt.Errorf("reads %w", err)
@@ -65,34 +66,6 @@ func bodyModel(m *graph.Model, body *onnxpb.GraphProto, get func(string) (*Tenso
 	}
 	sub, err := graph.FromProto(pb, "")
 	return sub, feeds, err
-}
-
-// outerReads lists, once each, the names a branch's nodes read that it does
-// not define itself (nested subgraphs' reads are not followed).
-func outerReads(gp *onnxpb.GraphProto) []string {
-	defined := map[string]bool{"": true}
-	for _, v := range gp.GetInput() {
-		defined[v.GetName()] = true
-	}
-	for _, t := range gp.GetInitializer() {
-		defined[t.GetName()] = true
-	}
-	for _, n := range gp.GetNode() {
-		for _, o := range n.GetOutput() {
-			defined[o] = true
-		}
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, n := range gp.GetNode() {
-		for _, i := range n.GetInput() {
-			if !defined[i] && !seen[i] {
-				seen[i] = true
-				out = append(out, i)
-			}
-		}
-	}
-	return out
 }
 
 func valueInfoOf(name string, t *Tensor) *onnxpb.ValueInfoProto {

@@ -257,3 +257,7 @@ func (g *Graph) relinkOuter(n *Node) error {
 	}
 	return nil
 }
+
+// FreeNames lists the names a subgraph reads from enclosing scopes, its own
+// subgraphs' reads included.
+func FreeNames(gp *onnxpb.GraphProto) []string { return freeNames(gp) }
