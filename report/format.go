@@ -54,6 +54,9 @@ func (r *Inspect) Write(w io.Writer, f Format, explain bool) error {
 
 func (r *Inspect) writeText(w io.Writer, explain bool) error {
 	fmt.Fprintf(w, "%s: %d attention site(s)", r.Model, len(r.Sites))
+	if n := r.nestedSites(); n > 0 {
+		fmt.Fprintf(w, " (%d in subgraphs)", n)
+	}
 	if len(r.Fused) > 0 {
 		fmt.Fprintf(w, ", %d already fused", len(r.Fused))
 	}
@@ -103,7 +106,7 @@ func (r *Inspect) writeText(w io.Writer, explain bool) error {
 		case n.Reason != "":
 			fmt.Fprintf(w, "in subgraph %s: %s %s, not a site: %s\n", n.Path, n.Op, n.Node, strings.TrimSpace(n.Reason))
 		default:
-			fmt.Fprintf(w, "in subgraph %s: %s %s (kept fused)\n", n.Path, n.Op, n.Node)
+			fmt.Fprintf(w, "in subgraph %s: %s %s (already fused; kept as is)\n", n.Path, n.Op, n.Node)
 		}
 	}
 	if len(r.Sites) == 0 && len(r.Fused) == 0 && len(r.Nested) == 0 {

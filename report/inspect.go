@@ -233,3 +233,14 @@ func (s SiteInfo) label() string {
 	}
 	return fmt.Sprintf("site %d (%s)", s.ID, s.Softmax)
 }
+
+// nestedSites counts the sites inside subgraphs.
+func (r *Inspect) nestedSites() int {
+	n := 0
+	for _, s := range r.Sites {
+		if s.Subgraph != "" {
+			n++
+		}
+	}
+	return n
+}
