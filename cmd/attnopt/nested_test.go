@@ -49,7 +49,7 @@ func swapKVInSubgraphs(t *testing.T, in, out string) {
 // and fails one with K and V swapped inside the branches (exit 1).
 func TestCLINestedSites(t *testing.T) {
 	for _, tc := range []struct {
-		fixture, target string
+		fixture, target  string
 		inspect, rewrite []string // lines the output must contain
 		paths            []string // JSON: each site's subgraph
 	}{
