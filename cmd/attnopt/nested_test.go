@@ -45,8 +45,9 @@ func swapKVInSubgraphs(t *testing.T, in, out string) {
 
 // What a user sees for attention inside If branches and a Loop body:
 // inspect lists the nested sites with their subgraph (text and JSON),
-// rewrite fuses them and says where, validate passes the rewrite (exit 0)
-// and fails one with K and V swapped inside the branches (exit 1).
+// check counts them against the budget, rewrite fuses them and says where,
+// validate passes the rewrite (exit 0) and fails one with K and V swapped
+// inside the branches (exit 1).
 func TestCLINestedSites(t *testing.T) {
 	for _, tc := range []struct {
 		fixture, target  string
@@ -92,6 +93,13 @@ func TestCLINestedSites(t *testing.T) {
 				if s := rep.Sites[i]; s.ID != i || s.Subgraph != p || rep.Nested[i].Site == nil || *rep.Nested[i].Site != i || rep.Nested[i].Path != p {
 					t.Errorf("inspect --json site %d: %+v, nested %+v; want subgraph %q", i, s, rep.Nested[i], p)
 				}
+			}
+
+			// check gates on nested sites like on the main graph's.
+			code, stdout, stderr = runCLI("check", in, "--memory-budget", "1KiB", "--format", "json")
+			conforms(t, "check.v1.json", stdout)
+			if code != 1 || !strings.Contains(stdout, `"subgraph": "`+tc.paths[0]+`"`) {
+				t.Errorf("check: exit %d, want 1 with the site's subgraph\n%s%s", code, stdout, stderr)
 			}
 
 			dir := t.TempDir()
