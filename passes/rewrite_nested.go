@@ -49,8 +49,17 @@ func (c *Context) rewriteNested(holders []*graph.Node) error {
 		for _, s := range subs {
 			opts := c.Opts
 			opts.scope = &nestScope{path: ScopePath(sc.path, n, s), next: sc.next, reserved: sc.reserved}
+			// Exact fusion only: an approximation's error is measured per
+			// site on the main graph (validate/approx.go), which cannot
+			// reach into subgraphs.
+			opts.Approx = ApproxOptions{MemoryBudget: c.Opts.Approx.MemoryBudget}
 			sub, err := Rewrite(s.Model, opts)
 			if sub != nil {
+				for _, a := range sub.Actions {
+					if a.Plan != nil && a.Plan.Kind == PlanExact && c.approxAsked() {
+						a.Plan.Reason = "exact: approximations apply to the main graph's sites only"
+					}
+				}
 				c.Actions = append(c.Actions, sub.Actions...)
 				c.LayoutFolds += sub.LayoutFolds
 				c.DeadRemoved += sub.DeadRemoved
@@ -80,4 +89,11 @@ func (c *Context) rewriteNested(holders []*graph.Node) error {
 	// Outer values only a subgraph's replaced nodes read are dead now.
 	c.DeadRemoved += g.RemoveDead()
 	return g.Sort()
+}
+
+// approxAsked: the options ask for approximations (explicitly, or where a
+// site does not fit the budget).
+func (c *Context) approxAsked() bool {
+	o := c.Opts.Approx
+	return o.Window != nil || o.Pool != "" || o.AllowApprox
 }

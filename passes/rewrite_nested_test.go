@@ -218,3 +218,33 @@ func checkNamesUnique(t *testing.T, g *onnxpb.GraphProto) {
 		}
 	}
 }
+
+// Sites inside subgraphs are fused exactly even when approximations are
+// asked for (their error is measured per site on the main graph only), and
+// the plan says so.
+func TestRewriteNestedStaysExact(t *testing.T) {
+	data := fixtureBytes("cond_if_dynamo")(t)
+	for name, approx := range map[string]ApproxOptions{
+		"--window 4":                     {Window: []int64{4}},
+		"--memory-budget --allow-approx": {MemoryBudget: 1024, AllowApprox: true},
+	} {
+		orig, _ := graph.LoadBytes(data, "")
+		rew, _ := graph.LoadBytes(data, "")
+		c, err := Rewrite(rew, Options{Target: "attnopt", Approx: approx})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range c.Actions {
+			if !a.Fused || a.Plan.Approximate() || a.Op != "attnopt.FlashAttention" || a.Plan.Reason != "exact: approximations apply to the main graph's sites only" {
+				t.Errorf("%s: site %d: fused %v, plan %s (%s), op %s", name, a.Site.ID, a.Fused, a.Plan, a.Plan.Reason, a.Op)
+			}
+		}
+		for _, run := range bothBranches {
+			ins, _ := validate.RandomInputs(orig, 1, nil)
+			for k, v := range run {
+				ins[k] = v
+			}
+			compareOn(t, orig, rew, ins)
+		}
+	}
+}
