@@ -120,7 +120,15 @@ func (r *Result) asNested(path string) []NestedOp {
 		why[rej.Softmax] = rej.Reason
 	}
 	for _, n := range r.Fused {
-		out = append(out, NestedOp{Path: path, Op: opName(n), Node: n.Label(), Reason: why[n]})
+		reason, ok := why[n]
+		switch {
+		case ok:
+		case liftRuleFor(n) == nil:
+			reason = "already fused; attnopt has no rule to lift " + opName(n) + " into a site, so it is kept"
+		default:
+			reason = "already fused, and memory-efficient in its runtime; kept"
+		}
+		out = append(out, NestedOp{Path: path, Op: opName(n), Node: n.Label(), Reason: reason})
 		delete(why, n)
 	}
 	for _, rej := range r.Rejected {

@@ -103,10 +103,8 @@ func (r *Inspect) writeText(w io.Writer, explain bool) error {
 		switch {
 		case n.Site != nil:
 			fmt.Fprintf(w, "in subgraph %s: %s %s is site %d\n", n.Path, n.Op, n.Node, *n.Site)
-		case n.Reason != "":
-			fmt.Fprintf(w, "in subgraph %s: %s %s, not a site: %s\n", n.Path, n.Op, n.Node, strings.TrimSpace(n.Reason))
 		default:
-			fmt.Fprintf(w, "in subgraph %s: %s %s (already fused; kept as is)\n", n.Path, n.Op, n.Node)
+			fmt.Fprintf(w, "in subgraph %s: %s %s, not a site: %s\n", n.Path, n.Op, n.Node, strings.TrimSpace(n.Reason))
 		}
 	}
 	if len(r.Sites) == 0 && len(r.Fused) == 0 && len(r.Nested) == 0 {
