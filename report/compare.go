@@ -293,7 +293,7 @@ func Compare(in Inputs) *Report {
 		for i := range r.Sites {
 			for j := range r.Validation.Checks {
 				c := &r.Validation.Checks[j]
-				if c.Site != nil && *c.Site == r.Sites[i].ID {
+				if (c.Site != nil && *c.Site == r.Sites[i].ID) || coversNested(c, &r.Sites[i]) {
 					r.Sites[i].Validation = c
 				}
 			}

@@ -61,3 +61,22 @@ func nestedSiteReports(match *passes.Result, actions []passes.Action, bMatch *pa
 	}
 	return out
 }
+
+// where names a site's location for text: its Softmax, and the subgraph it
+// is in, if any.
+func (s SiteReport) where() string {
+	if s.Subgraph != "" {
+		return s.Softmax + " in " + s.Subgraph
+	}
+	return s.Softmax
+}
+
+// coversNested: c is the check of the outermost subgraph holding the nested
+// site s (validate/nested.go names it "If n/then_branch (sites 0, 1)").
+func coversNested(c *SiteValidation, s *SiteReport) bool {
+	if s.Subgraph == "" || c.Site != nil {
+		return false
+	}
+	top, _, _ := strings.Cut(s.Subgraph, " / ")
+	return strings.HasPrefix(c.Name, top+" (site")
+}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
@@ -37,6 +38,11 @@ func TestReportsShowNestedSites(t *testing.T) {
 		}
 		if rewrite.Validation == nil || !rewrite.Validation.Pass {
 			t.Errorf("%s: validation %+v", tc.fixture, rewrite.Validation)
+		}
+		for _, s := range rewrite.Sites {
+			if v := s.Validation; v == nil || !v.Pass || !strings.HasPrefix(v.Name, s.Subgraph+" (site") {
+				t.Errorf("%s site %d: its subgraph's check is not attached: %+v", tc.fixture, s.ID, v)
+			}
 		}
 	}
 }
