@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/testgraph"
 	"github.com/attnopt/attnopt/passes"
 	"github.com/attnopt/attnopt/validate"
 )
@@ -13,20 +14,8 @@ import (
 // corruptNested applies corrupt to the fused nodes inside every subgraph,
 // through the same wrap-and-inline the rewrite uses.
 func corruptNested(t *testing.T, m *graph.Model, how string) {
-	for _, n := range m.Graph.Nodes {
-		if !n.HasSubgraphs() {
-			continue
-		}
-		subs, err := m.Graph.Subgraphs(n, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range subs {
-			corrupt(s.Model, how)
-			if err := s.Inline(); err != nil {
-				t.Fatal(err)
-			}
-		}
+	if err := testgraph.EditSubgraphs(m, func(sub *graph.Model) { corrupt(sub, how) }); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/testgraph"
 )
 
 // swapKVInSubgraphs writes a copy of the rewrite at in with K and V swapped
@@ -17,26 +18,17 @@ func swapKVInSubgraphs(t *testing.T, in, out string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range m.Graph.Nodes {
-		if !n.HasSubgraphs() {
-			continue
-		}
-		subs, err := m.Graph.Subgraphs(n, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range subs {
-			for _, f := range s.Model.Graph.Nodes {
-				if f.Domain == "attnopt" || f.Domain == "com.microsoft" {
-					k, v := f.Input(1), f.Input(2)
-					f.SetInput(1, v)
-					f.SetInput(2, k)
-				}
-			}
-			if err := s.Inline(); err != nil {
-				t.Fatal(err)
+	err = testgraph.EditSubgraphs(m, func(sub *graph.Model) {
+		for _, f := range sub.Graph.Nodes {
+			if f.Domain == "attnopt" || f.Domain == "com.microsoft" {
+				k, v := f.Input(1), f.Input(2)
+				f.SetInput(1, v)
+				f.SetInput(2, k)
 			}
 		}
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	if _, err := m.Save(out); err != nil {
 		t.Fatal(err)
