@@ -26,7 +26,8 @@ type Subgraph struct {
 // HasSubgraphs reports whether n has a graph attribute.
 func (n *Node) HasSubgraphs() bool {
 	for _, a := range n.Attrs {
-		if ap := a.toProto(); ap.G != nil || len(ap.Graphs) > 0 {
+		// Graph attributes always keep their protobuf (loaded or Inline's).
+		if a.pb != nil && (a.pb.G != nil || len(a.pb.Graphs) > 0) {
 			return true
 		}
 	}
