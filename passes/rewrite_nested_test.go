@@ -18,7 +18,7 @@ import (
 type nestedCase struct {
 	name  string
 	load  func(t *testing.T) []byte
-	paths []string // the subgraph of each site, by site ID
+	paths []string // the subgraph of each site, by site ID ("": the main graph)
 	// runs are the inputs the numbers are compared on, each over seeded
 	// random ones, so that every branch and several trip counts run.
 	runs []map[string]*eval.Tensor
@@ -53,11 +53,39 @@ var nestedCases = []nestedCase{
 	{"If branches with ONNX Attention (torch.cond, opset 23)", fixtureBytes("cond_dynamo_op23"), thenElse, bothBranches},
 	{"Loop body (script_if_tracing, opset 17)", fixtureBytes("loop_script"), []string{"Loop Loop_10/body"},
 		[]map[string]*eval.Tensor{{"steps": eval.FromInts(nil, []int64{0})}, {"steps": eval.FromInts(nil, []int64{1})}, {"steps": eval.FromInts(nil, []int64{3})}}},
+	{"a main-graph site before an If's sites", mainAndIf, append([]string{""}, thenElse...), bothBranches},
 	{"If inside an If's branch (depth 2)", ifInIf, []string{"If outer/then_branch / If node_cond__0/then_branch", "If outer/then_branch / If node_cond__0/else_branch"},
 		[]map[string]*eval.Tensor{
 			{"c": eval.FromBools(nil, []bool{true}), "x": fill(1, 3)},
 			{"c": eval.FromBools(nil, []bool{true}), "x": fill(-1, 3)},
 			{"c": eval.FromBools(nil, []bool{false}), "x": fill(1, 3)}}},
+}
+
+// mainAndIf adds to cond_if_dynamo's main graph an attention of its own
+// over q, k, v, as a second output: the main graph's site is site 0, the
+// branches' follow.
+func mainAndIf(t *testing.T) []byte {
+	var mp onnxpb.ModelProto
+	if err := proto.Unmarshal(fixtureBytes("cond_if_dynamo")(t), &mp); err != nil {
+		t.Fatal(err)
+	}
+	g := mp.Graph
+	node := func(op string, ins []string, out string, attrs ...*onnxpb.AttributeProto) *onnxpb.NodeProto {
+		return &onnxpb.NodeProto{Name: proto.String("main_" + op), OpType: proto.String(op), Input: ins, Output: []string{out}, Attribute: attrs}
+	}
+	g.Node = append(g.Node,
+		node("Transpose", []string{"k"}, "main_kt", &onnxpb.AttributeProto{Name: proto.String("perm"), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: []int64{0, 1, 3, 2}}),
+		node("MatMul", []string{"q", "main_kt"}, "main_scores"),
+		node("Softmax", []string{"main_scores"}, "main_probs", &onnxpb.AttributeProto{Name: proto.String("axis"), Type: onnxpb.AttributeProto_INT.Enum(), I: proto.Int64(-1)}),
+		&onnxpb.NodeProto{Name: proto.String("main_MatMul_1"), OpType: proto.String("MatMul"), Input: []string{"main_probs", "v"}, Output: []string{"main_att"}})
+	out := proto.Clone(g.Output[0]).(*onnxpb.ValueInfoProto)
+	out.Name = proto.String("main_att")
+	g.Output = append(g.Output, out)
+	data, err := proto.Marshal(&mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 // ifInIf puts cond_if_dynamo's whole graph into the then_branch of an outer
@@ -105,9 +133,10 @@ func TestRewriteNested(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				listed := NestedSites(FindSites(orig.Graph).Nested)
+				res := FindSites(orig.Graph)
+				listed := append(res.Sites, NestedSites(res.Nested)...)
 				if len(listed) != len(tc.paths) {
-					t.Fatalf("inspect lists %d nested sites, want %d", len(listed), len(tc.paths))
+					t.Fatalf("inspect lists %d sites, want %d", len(listed), len(tc.paths))
 				}
 				var outs [2][]byte
 				var rew *graph.Model
