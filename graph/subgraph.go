@@ -147,21 +147,9 @@ func (g *Graph) wrapTyped(n *Node, attr string, idx int, gp *onnxpb.GraphProto, 
 			w.Sym = v.Sym
 		}
 	}
-	sub.Graph.reserved = map[string]bool{}
-	for name := range reserved {
-		sub.Graph.reserved[name] = true
-	}
-	for name := range g.values {
-		sub.Graph.reserved[name] = true
-	}
-	for name := range g.subNames {
-		sub.Graph.reserved[name] = true
-	}
-	for _, o := range g.Nodes {
-		if o.Name != "" {
-			sub.Graph.reserved[o.Name] = true
-		}
-	}
+	// Shared, not copied: wrapping stays cheap in a model with many
+	// subgraphs and many names.
+	sub.Graph.reserved, sub.Graph.enclosing = reserved, g
 	return &Subgraph{Model: sub, Node: n, Attr: attr, Index: idx, outer: g, added: added, formal: gp.Input}, nil
 }
 
