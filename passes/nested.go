@@ -70,9 +70,11 @@ func findNested(g *graph.Graph, next int) []NestedOp {
 		if err != nil {
 			// Still listed, from the protobuf, with why it stays naive.
 			for _, a := range n.Attrs {
-				for _, op := range listNested(nil, n.OpType+" "+n.Name+"/"+a.Name, a.GraphProto()) {
-					op.Reason = "the subgraph cannot be analysed: " + err.Error()
-					out = append(out, op)
+				for _, gp := range a.GraphProtos() {
+					for _, op := range listNested(nil, n.OpType+" "+n.Name+"/"+a.Name, gp) {
+						op.Reason = "the subgraph cannot be analysed: " + err.Error()
+						out = append(out, op)
+					}
 				}
 			}
 			continue

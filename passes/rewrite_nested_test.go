@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/attnopt/attnopt/eval"
@@ -275,5 +276,51 @@ func TestRewriteNestedStaysExact(t *testing.T) {
 			}
 			compareOn(t, orig, rew, ins)
 		}
+	}
+}
+
+// A subgraph that cannot be made a model of its own (here a branch whose
+// Softmax and Relu read each other) is listed with the reason, and rewrite
+// leaves the model as it was instead of failing.
+func TestNestedUnanalysableSubgraph(t *testing.T) {
+	cyc := &onnxpb.GraphProto{Name: proto.String("cyc"),
+		Node: []*onnxpb.NodeProto{
+			{Name: proto.String("sm"), OpType: proto.String("Softmax"), Input: []string{"r"}, Output: []string{"s"}},
+			{Name: proto.String("relu"), OpType: proto.String("Relu"), Input: []string{"s"}, Output: []string{"r"}},
+		},
+		Output: []*onnxpb.ValueInfoProto{{Name: proto.String("s")}}}
+	pass := &onnxpb.GraphProto{Name: proto.String("pass"),
+		Node:   []*onnxpb.NodeProto{{Name: proto.String("id"), OpType: proto.String("Identity"), Input: []string{"x"}, Output: []string{"y_else"}}},
+		Output: []*onnxpb.ValueInfoProto{{Name: proto.String("y_else")}}}
+	graphAttr := func(name string, g *onnxpb.GraphProto) *onnxpb.AttributeProto {
+		return &onnxpb.AttributeProto{Name: proto.String(name), Type: onnxpb.AttributeProto_GRAPH.Enum(), G: g}
+	}
+	vi := func(name string, dt graph.DType) *onnxpb.ValueInfoProto {
+		return &onnxpb.ValueInfoProto{Name: proto.String(name), Type: &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{
+			TensorType: &onnxpb.TypeProto_Tensor{ElemType: proto.Int32(int32(dt)), Shape: &onnxpb.TensorShapeProto{}}}}}
+	}
+	mp := &onnxpb.ModelProto{IrVersion: proto.Int64(8), OpsetImport: []*onnxpb.OperatorSetIdProto{{Domain: proto.String(""), Version: proto.Int64(17)}},
+		Graph: &onnxpb.GraphProto{Name: proto.String("main"), Input: []*onnxpb.ValueInfoProto{vi("c", graph.Bool), vi("x", graph.Float32)},
+			Node: []*onnxpb.NodeProto{{Name: proto.String("if"), OpType: proto.String("If"), Input: []string{"c"}, Output: []string{"y"},
+				Attribute: []*onnxpb.AttributeProto{graphAttr("then_branch", cyc), graphAttr("else_branch", pass)}}},
+			Output: []*onnxpb.ValueInfoProto{{Name: proto.String("y")}}}}
+	data, _ := proto.Marshal(mp)
+	m, err := graph.LoadBytes(data, "")
+	if err != nil {
+		t.Skipf("the loader already refuses it: %v", err)
+	}
+	nested := FindSites(m.Graph).Nested
+	if len(nested) != 1 || nested[0].Site != nil || nested[0].Path != "If if/then_branch" || !strings.HasPrefix(nested[0].Reason, "the subgraph cannot be analysed: ") {
+		t.Fatalf("nested %+v", nested)
+	}
+	c, err := Rewrite(m, Options{Target: "attnopt"})
+	if err != nil || c.FusedCount() != 0 {
+		t.Fatalf("rewrite: %v, %d fused", err, c.FusedCount())
+	}
+	out, _ := m.Marshal()
+	var got onnxpb.ModelProto
+	proto.Unmarshal(out, &got)
+	if !proto.Equal(mp, &got) {
+		t.Error("the model changed")
 	}
 }
