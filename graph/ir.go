@@ -75,6 +75,7 @@ type Graph struct {
 	// of theirs
 	reserved  map[string]bool
 	enclosing *Graph
+	pinned    map[string]int64 // --dim pins, applied to subgraphs when wrapped
 	// names both the graph and a subgraph defined in the file as loaded
 	shadowedAtLoad map[string]bool
 }

@@ -150,6 +150,12 @@ func (g *Graph) wrapTyped(n *Node, attr string, idx int, gp *onnxpb.GraphProto, 
 	// Shared, not copied: wrapping stays cheap in a model with many
 	// subgraphs and many names.
 	sub.Graph.reserved, sub.Graph.enclosing = reserved, g
+	if len(g.pinned) > 0 {
+		sub.Graph.pinned = g.pinned
+		if len(pinInputs(sub.Graph, g.pinned)) > 0 {
+			reinfer(sub.Graph, g.pinned)
+		}
+	}
 	return &Subgraph{Model: sub, Node: n, Attr: attr, Index: idx, outer: g, added: added, formal: gp.Input}, nil
 }
 

@@ -115,3 +115,37 @@ func TestSubgraphWrapInlineRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// --dim may pin a symbol only a subgraph's inputs declare (a BeamSearch
+// decoder's past_seq_len): the wrapped subgraph gets it; a symbol declared
+// nowhere is still refused.
+func TestPinsReachSubgraphInputs(t *testing.T) {
+	mp := loopModel("Add")
+	body := mp.Graph.Node[0].Attribute[0].G
+	body.Input[2].Type = &onnxpb.TypeProto{Value: &onnxpb.TypeProto_TensorType{TensorType: &onnxpb.TypeProto_Tensor{
+		ElemType: proto.Int32(int32(Float32)), Shape: &onnxpb.TensorShapeProto{Dim: []*onnxpb.TensorShapeProto_Dimension{
+			{Value: &onnxpb.TensorShapeProto_Dimension_DimParam{DimParam: "n_sym"}}}}}}}
+	for _, tc := range []struct {
+		dims map[string]int64
+		ok   bool
+	}{{map[string]int64{"n_sym": 2}, true}, {map[string]int64{"nope": 2}, false}} {
+		m, err := FromProto(proto.Clone(mp).(*onnxpb.ModelProto), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = Pins{Dims: tc.dims}.Apply(m.Graph)
+		if (err == nil) != tc.ok {
+			t.Fatalf("%v: %v", tc.dims, err)
+		}
+		if !tc.ok {
+			continue
+		}
+		subs, err := m.Graph.Subgraphs(m.Graph.Nodes[0], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := subs[0].Model.Graph.Value("v_in").Type.String(); got != TensorOf(Float32, StaticShape(2)).String() {
+			t.Errorf("v_in in the wrapped body: %s, want float32[2]", got)
+		}
+	}
+}
