@@ -14,7 +14,7 @@ import (
 // constants become initializers); Inline drops them again.
 type Subgraph struct {
 	Model *Model
-	Node  *Node  // the node holding the attribute, in Outer
+	Node  *Node  // the node holding the attribute, in the enclosing graph
 	Attr  string // the attribute's name
 	Index int    // position in the attribute's graphs list; -1 for its g
 
@@ -41,15 +41,10 @@ func (n *Node) HasSubgraphs() bool {
 func (g *Graph) Subgraphs(n *Node, reserved map[string]bool) ([]*Subgraph, error) {
 	var out []*Subgraph
 	for _, a := range n.Attrs {
-		ap := a.toProto()
-		subs := []*onnxpb.GraphProto{ap.G}
-		if ap.G == nil {
-			subs = ap.Graphs
-		}
-		for i, gp := range subs {
-			idx := -1
-			if ap.G == nil {
-				idx = i
+		for i, gp := range a.GraphProtos() {
+			idx := i
+			if a.pb.G != nil {
+				idx = -1
 			}
 			s, err := g.wrap(n, a.Name, idx, gp, reserved)
 			if err != nil {
