@@ -25,12 +25,14 @@ func nestedChecks(orig, rew *graph.Model, r Runner, opts Options) ([]Check, map[
 	whole := false
 	nested := passes.FindSites(orig.Graph).Nested
 	rewByName := map[string]*graph.Node{}
+	// By label: an unnamed If is known by its first output, whose name a
+	// rewrite keeps.
 	for _, n := range rew.Graph.Nodes {
-		rewByName[n.Name] = n
+		rewByName[n.Label()] = n
 	}
 	for _, n := range orig.Graph.Nodes {
-		rn := rewByName[n.Name]
-		if n.Name == "" || !n.HasSubgraphs() || rn == nil || rn.OpType != n.OpType || sameSubgraphs(n, rn) {
+		rn := rewByName[n.Label()]
+		if !n.HasSubgraphs() || rn == nil || rn.OpType != n.OpType || sameSubgraphs(n, rn) {
 			continue
 		}
 		a, errA := orig.Graph.Subgraphs(n, nil)
@@ -38,7 +40,7 @@ func nestedChecks(orig, rew *graph.Model, r Runner, opts Options) ([]Check, map[
 		if errA != nil || errB != nil || len(a) != len(b) {
 			continue
 		}
-		covered[n.Name] = true
+		covered[n.Name] = true // untouchedChanges matches named nodes only
 		for i := range a {
 			path := passes.ScopePath("", n, a[i])
 			var in []*passes.Site

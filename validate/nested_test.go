@@ -1,14 +1,17 @@
 package validate_test
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/graph/onnxpb"
 	"github.com/attnopt/attnopt/internal/testgraph"
 	"github.com/attnopt/attnopt/passes"
 	"github.com/attnopt/attnopt/validate"
+	"google.golang.org/protobuf/proto"
 )
 
 // corruptNested applies corrupt to the fused nodes inside every subgraph,
@@ -69,6 +72,40 @@ func TestValidateNestedSites(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// An unnamed If is found in the rewrite by its output: its branches are
+// still checked (not NO CHECKS), and a corrupted one still fails.
+func TestValidateNestedUnnamedIf(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "models", "cond_if_dynamo", "model.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mp onnxpb.ModelProto
+	if err := proto.Unmarshal(data, &mp); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range mp.Graph.Node {
+		if n.GetOpType() == "If" {
+			n.Name = nil
+		}
+	}
+	data, _ = proto.Marshal(&mp)
+	for _, how := range []string{"", "swap-kv"} {
+		orig, err := graph.LoadBytes(data, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rew, _ := graph.LoadBytes(data, "")
+		if c, err := passes.Rewrite(rew, passes.Options{Target: "attnopt"}); err != nil || c.FusedCount() != 2 {
+			t.Fatalf("rewrite: %v", err)
+		}
+		corruptNested(t, rew, how)
+		rep := validate.Validate(orig, rew, validate.GoRunner{}, validate.Options{Seed: 2})
+		if rep.NoChecks || len(rep.Checks) != 2 || rep.Pass != (how == "") || !strings.HasPrefix(rep.Checks[0].Name, "If If→y/then_branch (site 0)") {
+			t.Errorf("%q: pass %v, no checks %v: %+v", how, rep.Pass, rep.NoChecks, rep.Checks)
 		}
 	}
 }
