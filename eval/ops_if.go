@@ -30,12 +30,32 @@ func runIf(m *graph.Model, n *graph.Node, cond *Tensor, get func(string) (*Tenso
 	if a == nil || a.GraphProto() == nil {
 		return nil, fmt.Errorf("If has no %s graph", branch)
 	}
-	gp := proto.Clone(a.GraphProto()).(*onnxpb.GraphProto)
+	sub, feeds, err := bodyModel(m, a.GraphProto(), get)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", branch, err)
+	}
+	res, err := Run(sub, feeds, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", branch, err)
+	}
+	gp := a.GraphProto()
+	outs := make([]*Tensor, len(gp.GetOutput()))
+	for i, o := range gp.GetOutput() {
+		outs[i] = res[o.GetName()]
+	}
+	return outs, nil
+}
+
+// bodyModel makes a subgraph a model of its own: the values it reads from
+// the enclosing graph become inputs, fed from get.
+func bodyModel(m *graph.Model, body *onnxpb.GraphProto, get func(string) (*Tensor, error)) (*graph.Model, map[string]*Tensor, error) {
+	gp := proto.Clone(body).(*onnxpb.GraphProto)
 	feeds := map[string]*Tensor{}
-	for _, name := range outerReads(gp) {
+	// Nested subgraphs' reads too: their values are looked up here.
+	for _, name := range graph.FreeNames(gp) {
 		t, err := get(name)
 		if err != nil {
-			return nil, fmt.Errorf("%s reads %w", branch, err)
+			return nil, nil, fmt.Errorf("reads %w", err)
 		}
 		feeds[name] = t
 		gp.Input = append(gp.Input, valueInfoOf(name, t))
@@ -45,46 +65,7 @@ func runIf(m *graph.Model, n *graph.Node, cond *Tensor, get func(string) (*Tenso
 		pb.OpsetImport = append(pb.OpsetImport, &onnxpb.OperatorSetIdProto{Domain: proto.String(o.Domain), Version: proto.Int64(o.Version)})
 	}
 	sub, err := graph.FromProto(pb, "")
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", branch, err)
-	}
-	res, err := Run(sub, feeds, opts)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", branch, err)
-	}
-	outs := make([]*Tensor, len(gp.GetOutput()))
-	for i, o := range gp.GetOutput() {
-		outs[i] = res[o.GetName()]
-	}
-	return outs, nil
-}
-
-// outerReads lists, once each, the names a branch's nodes read that it does
-// not define itself (nested subgraphs' reads are not followed).
-func outerReads(gp *onnxpb.GraphProto) []string {
-	defined := map[string]bool{"": true}
-	for _, v := range gp.GetInput() {
-		defined[v.GetName()] = true
-	}
-	for _, t := range gp.GetInitializer() {
-		defined[t.GetName()] = true
-	}
-	for _, n := range gp.GetNode() {
-		for _, o := range n.GetOutput() {
-			defined[o] = true
-		}
-	}
-	var out []string
-	seen := map[string]bool{}
-	for _, n := range gp.GetNode() {
-		for _, i := range n.GetInput() {
-			if !defined[i] && !seen[i] {
-				seen[i] = true
-				out = append(out, i)
-			}
-		}
-	}
-	return out
+	return sub, feeds, err
 }
 
 func valueInfoOf(name string, t *Tensor) *onnxpb.ValueInfoProto {

@@ -191,9 +191,12 @@ func execute(m *graph.Model, order []*graph.Node, feeds map[string]*Tensor, want
 		}
 		var outs []*Tensor
 		var err error
-		if n.Is("If") {
+		switch {
+		case n.Is("If"):
 			outs, err = runIf(m, n, in[0], get, opts)
-		} else {
+		case n.Is("Loop"):
+			outs, err = runLoop(m, n, in, get, opts)
+		default:
 			outs, err = runNode(m, n, in, threads)
 		}
 		if err != nil {

@@ -144,3 +144,15 @@ func (a *Attr) GraphProto() *onnxpb.GraphProto {
 	}
 	return a.pb.GetG()
 }
+
+// GraphProtos is every subgraph of a graph attribute (its g, or its graphs
+// list) as loaded, read-only; nil for other attributes.
+func (a *Attr) GraphProtos() []*onnxpb.GraphProto {
+	if a.pb == nil {
+		return nil
+	}
+	if a.pb.G != nil {
+		return []*onnxpb.GraphProto{a.pb.G}
+	}
+	return a.pb.Graphs
+}

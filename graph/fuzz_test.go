@@ -1,6 +1,8 @@
 package graph_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/attnopt/attnopt/graph"
@@ -38,6 +40,12 @@ func addSeeds(f *testing.F) {
 	f.Add(testgraph.Attention(testgraph.Opts{B: 1, H: 2, N: 4, D: 4, Mask: "causal"}).Bytes())
 	for _, b := range hostile.Models() {
 		f.Add(b)
+	}
+	// Attention inside If branches and a Loop body (rewritten in place).
+	for _, name := range []string{"cond_if_dynamo", "loop_script"} {
+		if b, err := os.ReadFile(filepath.Join("..", "testdata", "models", name, "model.onnx")); err == nil {
+			f.Add(b)
+		}
 	}
 }
 

@@ -70,6 +70,12 @@ type Graph struct {
 	staleInfo  map[string]bool // value_info names that match no value (kept as found)
 	aliasAt    []int           // positions of nodes that redefine a name (see nodeFromProto)
 	subNames   map[string]bool // names defined inside subgraphs (see UniqueName)
+	// names used in other scopes of the model this graph was wrapped from,
+	// and the graph holding it (graph/subgraph.go); UniqueName returns none
+	// of theirs
+	reserved  map[string]bool
+	enclosing *Graph
+	pinned    map[string]int64 // --dim pins, applied to subgraphs when wrapped
 	// names both the graph and a subgraph defined in the file as loaded
 	shadowedAtLoad map[string]bool
 }

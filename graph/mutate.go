@@ -127,13 +127,16 @@ func (g *Graph) UniqueName(base string) string {
 	}
 	taken := func(s string) bool {
 		// Names defined inside subgraphs are taken too: ONNX names are
-		// single-assignment across a graph and its subgraphs.
-		if g.values[s] != nil || g.subNames[s] {
-			return true
-		}
-		for _, n := range g.Nodes {
-			if n.Name == s {
+		// single-assignment across a graph and its subgraphs; so are those
+		// of the scopes a wrapped subgraph sits in.
+		for x := g; x != nil; x = x.enclosing {
+			if x.values[s] != nil || x.subNames[s] || x.reserved[s] {
 				return true
+			}
+			for _, n := range x.Nodes {
+				if n.Name == s {
+					return true
+				}
 			}
 		}
 		return false

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/attnopt/attnopt/graph/onnxpb"
 )
 
 // Pins fixes symbolic input dims: whole input shapes by name and single
@@ -55,22 +57,62 @@ func (p Pins) Apply(g *Graph) error {
 		}
 		v.Type.Shape, v.Type.Ranked = StaticShape(dims...), true
 	}
+	used := pinInputs(g, p.Dims)
+	// A symbol a subgraph's own inputs declare (a BeamSearch decoder's
+	// past_seq_len) is pinned there when the subgraph is wrapped.
+	subgraphSymbols(g.pb, used)
+	for sym := range p.Dims {
+		if !used[sym] {
+			return badInput("--dim %s: no graph input has a dimension named %q", sym, sym)
+		}
+	}
+	g.pinned = p.Dims
+	reinfer(g, p.Dims)
+	return nil
+}
+
+// pinInputs replaces the pinned symbols in g's input shapes and returns
+// the symbols it found.
+func pinInputs(g *Graph, dims map[string]int64) map[string]bool {
 	used := map[string]bool{}
 	for _, v := range g.Inputs {
 		for i, d := range v.Type.Shape {
 			if len(d.Syms) == 1 && d.C == 1 {
-				if x, ok := p.Dims[d.Syms[0]]; ok {
+				if x, ok := dims[d.Syms[0]]; ok {
 					v.Type.Shape[i] = D(x)
 					used[d.Syms[0]] = true
 				}
 			}
 		}
 	}
-	for sym := range p.Dims {
-		if !used[sym] {
-			return badInput("--dim %s: no graph input has a dimension named %q", sym, sym)
+	return used
+}
+
+// subgraphSymbols adds the symbols the inputs of gp's subgraphs declare,
+// at any depth.
+func subgraphSymbols(gp *onnxpb.GraphProto, into map[string]bool) {
+	for _, n := range gp.GetNode() {
+		for _, a := range n.GetAttribute() {
+			for _, sub := range append([]*onnxpb.GraphProto{a.GetG()}, a.GetGraphs()...) {
+				if sub == nil {
+					continue
+				}
+				for _, vi := range sub.GetInput() {
+					for _, d := range typeFromProto(vi.GetType()).Shape {
+						if len(d.Syms) == 1 && d.C == 1 {
+							into[d.Syms[0]] = true
+						}
+					}
+				}
+				subgraphSymbols(sub, into)
+			}
 		}
 	}
+}
+
+// reinfer forgets what inference derived from the symbols and runs it
+// again with dims pinned.
+func reinfer(g *Graph, dims map[string]int64) {
 	// Forget what the first inference derived from the symbols.
 	for _, n := range g.Nodes {
 		for _, o := range n.Outputs {
@@ -81,13 +123,12 @@ func (p Pins) Apply(g *Graph) error {
 				}
 				if o.info != nil {
 					o.Type = typeFromProto(o.info.GetType())
-					o.Type = pinType(o.Type, p.Dims)
+					o.Type = pinType(o.Type, dims)
 				}
 			}
 		}
 	}
 	InferShapes(g)
-	return nil
 }
 
 func pinType(t Type, dims map[string]int64) Type {

@@ -153,6 +153,9 @@ func TestDynamoOp23FixturesRetarget(t *testing.T) {
 			continue
 		}
 		path := filepath.Join("..", "testdata", fx.File)
+		if m, err := graph.Load(path); err == nil && len(NestedSites(FindSites(m.Graph).Nested)) > 0 {
+			continue // attention inside an If: rewrite_nested_test.go
+		}
 		for target, op := range map[string]string{"attnopt": "attnopt.FlashAttention", "ort": "com.microsoft.MultiHeadAttention"} {
 			t.Run(fx.Name+"/"+target, func(t *testing.T) {
 				orig, err := graph.Load(path)

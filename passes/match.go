@@ -12,14 +12,15 @@ type Result struct {
 	Sites    []*Site
 	Fused    []*graph.Node
 	Rejected []*Reject
-	// Nested is attention inside subgraphs, listed and not rewritten.
+	// Nested is attention inside subgraphs (passes/nested.go), with the
+	// sites rewrite fuses there.
 	Nested []NestedOp
 }
 
 // FindSites matches every Softmax of g against the attention patterns.
 func FindSites(g *graph.Graph) *Result {
 	m := &matcher{g: g, opset: g.Model().Opset("")}
-	res := &Result{Nested: findNested(g)}
+	res := &Result{}
 	order, err := g.TopoOrder()
 	if err != nil {
 		order = g.Nodes
@@ -61,6 +62,7 @@ func FindSites(g *graph.Graph) *Result {
 		site.ID = len(res.Sites)
 		res.Sites = append(res.Sites, site)
 	}
+	res.Nested = findNested(g, len(res.Sites))
 	return res
 }
 

@@ -12,6 +12,8 @@ type Options struct {
 	Target     string
 	VerifyEach bool // run the graph verifier after every pass
 	Approx     ApproxOptions
+
+	scope *nestScope // set when rewriting a subgraph (passes/rewrite_nested.go)
 }
 
 // Action says what the rewrite did with one site.
@@ -109,6 +111,7 @@ func run(m *graph.Model, opts Options, stopAfter string) (*Context, error) {
 		return nil, err
 	}
 	c := &Context{Model: m, Opts: opts, Target: t}
+	holders := subgraphHolders(m.Graph)
 	for _, p := range Pipeline {
 		if err := p.Run(c); err != nil {
 			return c, fmt.Errorf("pass %s: %w", p.Name, err)
@@ -122,6 +125,10 @@ func run(m *graph.Model, opts Options, stopAfter string) (*Context, error) {
 			c.DeadRemoved += m.Graph.RemoveDead()
 			return c, nil
 		}
+	}
+	// Then attention inside If/Loop/Scan bodies and decoder subgraphs.
+	if err := c.rewriteNested(holders); err != nil {
+		return c, err
 	}
 	// Always verified before anyone writes it, --verify-each or not.
 	if err := verify(m.Graph); err != nil {
@@ -145,6 +152,7 @@ func verify(g *graph.Graph) error {
 
 func matchPass(c *Context) error {
 	c.Match = FindSites(c.Model.Graph)
+	c.Opts.scope.place(c.Match)
 	return nil
 }
 

@@ -158,6 +158,12 @@ func compareModels(t *testing.T, a, b *graph.Model, seed int64) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	compareOn(t, a, b, ins)
+}
+
+// compareOn runs a and b in the Go runtime on ins and compares every output.
+func compareOn(t *testing.T, a, b *graph.Model, ins map[string]*eval.Tensor) {
+	t.Helper()
 	want, err := eval.Run(a, ins, eval.Options{})
 	if err != nil {
 		t.Fatalf("original: %v", err)

@@ -21,7 +21,10 @@ const (
 
 // Site is one attention computation softmax(Q·Kᵀ·scale + mask)·V.
 type Site struct {
-	ID    int
+	ID int
+	// Path is the subgraph the site lives in, outermost first ("If n/then_branch"
+	// / "Loop l/body"); "" for the main graph (passes/nested.go).
+	Path  string
 	Nodes []*graph.Node // every node the rewrite replaces, in graph order
 
 	Q *graph.Value // (…, Nq, Dqk), before any scale the site applies

@@ -39,6 +39,7 @@ type Check struct {
 // CheckSite is one unfused site.
 type CheckSite struct {
 	ID         int       `json:"id"`
+	Subgraph   string    `json:"subgraph,omitempty"` // for a site inside an If/Loop body: its path
 	Softmax    string    `json:"softmax"`
 	Variant    string    `json:"variant"`
 	DType      string    `json:"dtype"`
@@ -52,9 +53,10 @@ type CheckSite struct {
 func NewCheck(path string, m *graph.Model, budget int64, strict bool) *Check {
 	res := passes.FindSites(m.Graph)
 	c := &Check{Schema: CheckSchemaV1, Model: path, Budget: budget, Strict: strict, Sites: []CheckSite{}, Fused: fusedOf(m.Graph)}
-	for _, s := range res.Sites {
+	// Sites inside subgraphs too: rewrite fuses them the same way.
+	for _, s := range append(res.Sites, passes.NestedSites(res.Nested)...) {
 		sr := newSiteReport(s)
-		cs := CheckSite{ID: sr.ID, Softmax: sr.Softmax, Variant: sr.Variant, DType: sr.DType, Shape: sr.Shape,
+		cs := CheckSite{ID: sr.ID, Subgraph: sr.Subgraph, Softmax: sr.Softmax, Variant: sr.Variant, DType: sr.DType, Shape: sr.Shape,
 			ScoreBytes: sr.ScoreBytes, FusedBytes: sr.FusedBytes, Status: CheckOK}
 		switch {
 		case cs.ScoreBytes == nil:

@@ -127,7 +127,10 @@ const (
 // op's footprint when fused, the score tensor when it is still there, null
 // when unknown.
 type SiteReport struct {
-	ID         int       `json:"id"`
+	ID int `json:"id"`
+	// Subgraph is where a site inside a subgraph attribute lives ("If
+	// n/then_branch"); absent for the main graph's.
+	Subgraph   string    `json:"subgraph,omitempty"`
 	Softmax    string    `json:"softmax"`
 	Variant    string    `json:"variant"`
 	Nodes      []string  `json:"nodes"`
@@ -176,7 +179,7 @@ func dimAny(d graph.Dim) any {
 
 func newSiteReport(s *passes.Site) SiteReport {
 	si := NewSiteInfo(s)
-	return SiteReport{ID: si.ID, Softmax: si.Softmax, Variant: si.Variant, Nodes: nonNil(si.Nodes),
+	return SiteReport{ID: si.ID, Subgraph: si.Subgraph, Softmax: si.Softmax, Variant: si.Variant, Nodes: nonNil(si.Nodes),
 		Q: si.Q, K: si.K, V: si.V, Output: si.Output, DType: si.DType, Mask: si.Mask, MaskShape: si.MaskShape,
 		Causal: si.Causal, Scale: finite(si.Scale), ScoreBytes: si.ScoreBytes, FusedBytes: si.FusedBytes,
 		Shape: SiteShape{dimAny(s.Batch), dimAny(s.Heads), dimAny(s.KVHeads), dimAny(s.QLen), dimAny(s.KVLen), dimAny(s.HeadDim), dimAny(s.VHeadDim)}}
@@ -283,12 +286,13 @@ func Compare(in Inputs) *Report {
 		bMatch = passes.FindSites(in.BModel.Graph)
 	}
 	r.Sites, r.NewSites = siteReports(match, in.Actions, bMatch, a, b)
+	r.Sites = append(r.Sites, nestedSiteReports(match, in.Actions, bMatch)...)
 	if in.Validation != nil {
 		r.Validation = validationInfo(in.Validation)
 		for i := range r.Sites {
 			for j := range r.Validation.Checks {
 				c := &r.Validation.Checks[j]
-				if c.Site != nil && *c.Site == r.Sites[i].ID {
+				if (c.Site != nil && *c.Site == r.Sites[i].ID) || coversNested(c, &r.Sites[i]) {
 					r.Sites[i].Validation = c
 				}
 			}

@@ -54,6 +54,9 @@ func (r *Inspect) Write(w io.Writer, f Format, explain bool) error {
 
 func (r *Inspect) writeText(w io.Writer, explain bool) error {
 	fmt.Fprintf(w, "%s: %d attention site(s)", r.Model, len(r.Sites))
+	if n := r.nestedSites(); n > 0 {
+		fmt.Fprintf(w, " (%d in subgraphs)", n)
+	}
 	if len(r.Fused) > 0 {
 		fmt.Fprintf(w, ", %d already fused", len(r.Fused))
 	}
@@ -97,7 +100,12 @@ func (r *Inspect) writeText(w io.Writer, explain bool) error {
 		fmt.Fprintln(w)
 	}
 	for _, n := range r.Nested {
-		fmt.Fprintf(w, "in subgraph %s: %s %s (listed; subgraphs are not rewritten)\n", n.Path, n.Op, n.Node)
+		switch {
+		case n.Site != nil:
+			fmt.Fprintf(w, "in subgraph %s: %s %s is site %d\n", n.Path, n.Op, n.Node, *n.Site)
+		default:
+			fmt.Fprintf(w, "in subgraph %s: %s %s, not a site: %s\n", n.Path, n.Op, n.Node, strings.TrimSpace(n.Reason))
+		}
 	}
 	if len(r.Sites) == 0 && len(r.Fused) == 0 && len(r.Nested) == 0 {
 		fmt.Fprintln(w, "nothing to do: no MatMul→Softmax→MatMul attention found")

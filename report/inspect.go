@@ -18,8 +18,9 @@ type Inspect struct {
 	Fused    []FusedInfo      `json:"fused"`
 	Totals   Totals           `json:"totals"`
 	Rejected []Rejection      `json:"rejected,omitempty"`
-	// Nested is attention inside subgraph attributes (If/Loop bodies,
-	// BeamSearch decoders): listed, not rewritten.
+	// Nested is every attention op and Softmax inside subgraph attributes
+	// (If/Loop bodies, BeamSearch decoders): the sites among them are also
+	// in Sites (with Subgraph set), the others say why they stay.
 	Nested []NestedInfo `json:"nested,omitempty"`
 }
 
@@ -28,11 +29,16 @@ type NestedInfo struct {
 	Path string `json:"path"`
 	Op   string `json:"op"`
 	Node string `json:"node"`
+	// Site is the ID of the site it is part of (rewrite fuses it), or
+	// absent with Reason saying why it is not one.
+	Site   *int   `json:"site,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // SiteInfo is one attention site.
 type SiteInfo struct {
 	ID         int      `json:"id"`
+	Subgraph   string   `json:"subgraph,omitempty"` // "If n/then_branch"; absent in the main graph
 	Nodes      []string `json:"nodes"`
 	Softmax    string   `json:"softmax"`
 	Variant    string   `json:"variant"`
@@ -144,7 +150,8 @@ func NewInspect(path string, m *graph.Model, res *passes.Result) *Inspect {
 	}
 	var score, fused int64
 	known := true
-	for _, s := range res.Sites {
+	sites := append(append([]*passes.Site(nil), res.Sites...), passes.NestedSites(res.Nested)...)
+	for _, s := range sites {
 		si := NewSiteInfo(s)
 		r.Sites = append(r.Sites, si)
 		if si.ScoreBytes == nil || si.FusedBytes == nil {
@@ -154,7 +161,7 @@ func NewInspect(path string, m *graph.Model, res *passes.Result) *Inspect {
 			fused += *si.FusedBytes
 		}
 	}
-	r.Totals.Sites = len(res.Sites)
+	r.Totals.Sites = len(sites)
 	if known {
 		r.Totals.ScoreBytes, r.Totals.FusedBytes = &score, &fused
 	}
@@ -174,7 +181,11 @@ func NewInspect(path string, m *graph.Model, res *passes.Result) *Inspect {
 		r.Rejected = append(r.Rejected, newRejection(rej))
 	}
 	for _, n := range res.Nested {
-		r.Nested = append(r.Nested, NestedInfo{Path: n.Path, Op: n.Op, Node: n.Node})
+		ni := NestedInfo{Path: n.Path, Op: n.Op, Node: n.Node, Reason: n.Reason}
+		if n.Site != nil {
+			ni.Site = &n.Site.ID
+		}
+		r.Nested = append(r.Nested, ni)
 	}
 	return r
 }
@@ -182,7 +193,7 @@ func NewInspect(path string, m *graph.Model, res *passes.Result) *Inspect {
 // NewSiteInfo describes one site.
 func NewSiteInfo(s *passes.Site) SiteInfo {
 	si := SiteInfo{
-		ID: s.ID, Softmax: s.Softmax.Label(), Variant: s.Variant,
+		ID: s.ID, Subgraph: s.Path, Softmax: s.Softmax.Label(), Variant: s.Variant,
 		Q: s.Q.Name, K: s.K.Name, V: s.V.Name, Output: s.Output.Name,
 		Batch: dimPtr(s.Batch), Heads: dimPtr(s.Heads), KVHeads: dimPtr(s.KVHeads),
 		QLen: dimPtr(s.QLen), KVLen: dimPtr(s.KVLen),
@@ -212,4 +223,24 @@ func NewSiteInfo(s *passes.Site) SiteInfo {
 		si.Grid, si.TokenOrder, si.GridProven = g.Dims, g.Order, g.Proven
 	}
 	return si
+}
+
+// label names a site in text output: "site 2 (sm)", or "site 2 (sm in
+// If n/then_branch)" inside a subgraph.
+func (s SiteInfo) label() string {
+	if s.Subgraph != "" {
+		return fmt.Sprintf("site %d (%s in %s)", s.ID, s.Softmax, s.Subgraph)
+	}
+	return fmt.Sprintf("site %d (%s)", s.ID, s.Softmax)
+}
+
+// nestedSites counts the sites inside subgraphs.
+func (r *Inspect) nestedSites() int {
+	n := 0
+	for _, s := range r.Sites {
+		if s.Subgraph != "" {
+			n++
+		}
+	}
+	return n
 }

@@ -102,7 +102,7 @@ func (r *Report) writeHTML(w io.Writer) error {
 				id = "b" + id
 			}
 			e.printf("<tr class=\"site st-%s\" data-site=\"%s\">", s.Status, id)
-			e.printf("<td class=\"n\" data-v=\"%d\">%s</td><td><code>%s</code><div class=\"variant\">%s</div></td>", s.ID, esc(id), esc(s.Softmax), esc(s.Variant))
+			e.printf("<td class=\"n\" data-v=\"%d\">%s</td><td><code>%s</code><div class=\"variant\">%s</div></td>", s.ID, esc(id), esc(s.where()), esc(s.Variant))
 			for _, d := range []any{s.Shape.Batch, s.Shape.Heads, s.Shape.QLen, s.Shape.KVLen, s.Shape.HeadDim, s.Shape.VHeadDim} {
 				e.printf("<td class=\"n\">%s</td>", esc(dimText(d)))
 			}
@@ -115,7 +115,7 @@ func (r *Report) writeHTML(w io.Writer) error {
 		e.printf("</tbody>\n</table>\n</div>\n")
 		for _, s := range sites {
 			if s.Reason != "" {
-				e.printf("<p class=\"note\">site %d (<code>%s</code>): %s</p>\n", s.ID, esc(s.Softmax), esc(s.Reason))
+				e.printf("<p class=\"note\">site %d (<code>%s</code>): %s</p>\n", s.ID, esc(s.where()), esc(s.Reason))
 			}
 		}
 	}
@@ -269,7 +269,7 @@ func writeChart(e *errWriter, sites []SiteReport) {
 	}
 	for i, s := range sites {
 		y := top + float64(i)*rowH
-		label := fmt.Sprintf("%d %s", s.ID, s.Softmax)
+		label := fmt.Sprintf("%d %s", s.ID, s.where())
 		if len([]rune(label)) > 34 {
 			rs := []rune(label)
 			label = "…" + string(rs[len(rs)-33:])

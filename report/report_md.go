@@ -67,7 +67,7 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 					id = "b" + id
 				}
 				shape := fmt.Sprintf("%v·%v·%v·%v", s.Shape.Batch, s.Shape.Heads, s.Shape.QLen, s.Shape.KVLen)
-				t.row(id, mdCode(s.Softmax), mdCell(s.Variant), shape, fmt.Sprintf("%v/%v", s.Shape.HeadDim, s.Shape.VHeadDim),
+				t.row(id, mdCode(s.where()), mdCell(s.Variant), shape, fmt.Sprintf("%v/%v", s.Shape.HeadDim, s.Shape.VHeadDim),
 					s.DType, s.maskText(), s.Status, mdCode(s.opText()), HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes),
 					HumanBytes(s.BytesAfter), mdCell(s.worst()), mdCell(s.verdict()))
 			}
@@ -76,7 +76,7 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 		for _, list := range [][]SiteReport{r.Sites, r.NewSites} {
 			for _, s := range list {
 				if s.Reason != "" {
-					e.printf("- site %d (`%s`): %s\n", s.ID, s.Softmax, mdCell(s.Reason))
+					e.printf("- site %d (`%s`): %s\n", s.ID, s.where(), mdCell(s.Reason))
 				}
 			}
 		}

@@ -144,7 +144,7 @@ func (r *Report) writeText(w io.Writer, aligned bool) error {
 				if s.Status == SiteNew {
 					id = "b" + id
 				}
-				t.row(id, s.Softmax, s.Variant, dimText(s.Shape.Batch), dimText(s.Shape.Heads), dimText(s.Shape.QLen), dimText(s.Shape.KVLen),
+				t.row(id, s.where(), s.Variant, dimText(s.Shape.Batch), dimText(s.Shape.Heads), dimText(s.Shape.QLen), dimText(s.Shape.KVLen),
 					dimText(s.Shape.HeadDim), dimText(s.Shape.VHeadDim), s.DType, s.maskText(), s.Status, s.opText(),
 					HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes), HumanBytes(s.BytesAfter), s.worst(), s.verdict())
 			}
@@ -154,7 +154,7 @@ func (r *Report) writeText(w io.Writer, aligned bool) error {
 		for _, list := range [][]SiteReport{r.Sites, r.NewSites} {
 			for _, s := range list {
 				if s.Reason != "" {
-					e.printf("site %d (%s): %s\n", s.ID, s.Softmax, s.Reason)
+					e.printf("site %d (%s): %s\n", s.ID, s.where(), s.Reason)
 				}
 			}
 		}

@@ -78,12 +78,12 @@ func WriteRewrite(w io.Writer, r *Rewrite, explain bool) {
 	for _, s := range r.Sites {
 		switch {
 		case s.Fused && s.Warning != "":
-			fmt.Fprintf(w, "site %d (%s): fused into %s %s — scores %s → still %s\n", s.ID, s.Softmax, s.Op, s.Node, HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes))
-			fmt.Fprintf(w, "warning: site %d (%s): %s\n", s.ID, s.Softmax, s.Warning)
+			fmt.Fprintf(w, "%s: fused into %s %s — scores %s → still %s\n", s.label(), s.Op, s.Node, HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes))
+			fmt.Fprintf(w, "warning: %s: %s\n", s.label(), s.Warning)
 		case s.Fused:
-			fmt.Fprintf(w, "site %d (%s): fused into %s %s — scores %s → fused %s\n", s.ID, s.Softmax, s.Op, s.Node, HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes))
+			fmt.Fprintf(w, "%s: fused into %s %s — scores %s → fused %s\n", s.label(), s.Op, s.Node, HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes))
 		default:
-			fmt.Fprintf(w, "site %d (%s): left as is: %s\n", s.ID, s.Softmax, s.Reason)
+			fmt.Fprintf(w, "%s: left as is: %s\n", s.label(), s.Reason)
 		}
 	}
 	if explain {

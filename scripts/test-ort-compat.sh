@@ -26,7 +26,7 @@ ONNXRUNTIME_LIB="$lib" go test -count=1 ./eval/ort
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/attnopt" ./cmd/attnopt
-for model in sagan hf_bert sdpa_h16d4; do
+for model in sagan hf_bert sdpa_h16d4 cond_if_dynamo loop_script; do
   for target in attnopt ort; do
     src="testdata/models/$model/model.onnx"
     "$tmp/attnopt" rewrite "$src" --target "$target" -o "$tmp/$model.$target.onnx" >/dev/null

@@ -1,7 +1,6 @@
 package validate
 
 import (
-
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/passes"
 )

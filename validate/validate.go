@@ -73,8 +73,10 @@ func Validate(orig, rew *graph.Model, r Runner, opts Options) *Report {
 	} else {
 		rep.Checks = validateSites(orig, rew, r, opts)
 	}
+	nested, checked := nestedChecks(orig, rew, r, opts)
+	rep.Checks = append(rep.Checks, nested...)
 	// Silent when nothing changed, so reports keep one row per site.
-	if diffs := untouchedChanges(orig, rew); len(diffs) > 0 {
+	if diffs := untouchedChanges(orig, rew, checked); len(diffs) > 0 {
 		msg := diffs[0]
 		if len(diffs) > 1 {
 			msg += fmt.Sprintf(" (and %d more)", len(diffs)-1)

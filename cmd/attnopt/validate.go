@@ -32,7 +32,10 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 			"(--scope model) on seeded random inputs and compares the outputs: max abs/rel error,\n" +
 			"mean abs error, cosine similarity, worst index, NaN/Inf. Exit 1 when any output is\n" +
 			"outside tolerance (fp32 1e-4, fp16 2e-2, bf16 5e-2 absolute unless --atol/--rtol);\n" +
-			"exit 3 when --scope sites finds no rewritten site to compare (nothing was validated).",
+			"exit 3 when --scope sites finds no rewritten site to compare (nothing was validated).\n" +
+			"Sites inside If/Loop bodies and decoder subgraphs are checked, in either scope, by running\n" +
+			"each rewritten subgraph alone against its original (every If branch), or both whole models\n" +
+			"when a subgraph cannot run alone.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.original, o.rewritten = args[0], args[1]
