@@ -44,3 +44,21 @@ func TestRewriteApproximations(t *testing.T) {
 		}
 	}
 }
+
+// An approximate site too big to run whole is checked against a fresh
+// rewrite of the site with its plan. The rewrite's cleanup folds the site's
+// adapters into the model's own layout ops outside the site (2 layout folds
+// here), which the fresh rewrite must see too: README's CPA3D example
+// (2,097,152 tokens) must pass.
+func TestRewriteBigApproximateSiteValidates(t *testing.T) {
+	out := t.TempDir() + "/cpa3d.attnopt.onnx"
+	code, stdout, stderr := runCLI("rewrite", "../../testdata/examples/seed_cpa3d_128.onnx", "-o", out, "--memory-budget", "3GiB", "--allow-approx")
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	for _, w := range []string{"2 layout fold(s)", "plan: pool K,V stride 2", "approximate: error measured", "run at reduced length", "\nPASS"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("output lacks %q:\n%s", w, stdout)
+		}
+	}
+}
