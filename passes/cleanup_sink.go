@@ -62,7 +62,7 @@ func addTranspose(g *graph.Graph, near *graph.Node, x *graph.Value, perm []int64
 // sinkTransposeThroughSqueeze: Transpose(Squeeze(x, a), p) →
 // Squeeze(Transpose(x, p'), a), p' permuting the axes Squeeze keeps.
 func sinkTransposeThroughSqueeze(g *graph.Graph, n *graph.Node) bool {
-	if !n.Is("Squeeze") {
+	if !n.Is("Squeeze") || n.Input(0) == nil {
 		return false
 	}
 	t := soleTranspose(g, n.Output(0))
@@ -97,6 +97,9 @@ func hoistTransposeAboveParts(g *graph.Graph, n *graph.Node) bool {
 		axis = n.AttrInt("axis", 0)
 	case n.Is("Gather") || n.Is("Slice"):
 		x, axis = n.Input(0), partAxis(n)
+		if x == nil {
+			return false
+		}
 		for _, u := range x.Uses() {
 			m := u.Node
 			if u.Index != 0 || m.OpType != n.OpType || m.Domain != n.Domain || partAxis(m) != axis || axis == noAxis {
@@ -109,6 +112,9 @@ func hoistTransposeAboveParts(g *graph.Graph, n *graph.Node) bool {
 			return false
 		}
 	default:
+		return false
+	}
+	if x == nil {
 		return false
 	}
 	r := x.Type.Rank()
@@ -177,7 +183,7 @@ const noAxis = -1 << 62
 // the node is neither.
 func partAxis(n *graph.Node) int64 {
 	switch {
-	case n.Is("Gather") && n.Input(1).Type.Rank() == 0:
+	case n.Is("Gather") && n.Input(1) != nil && n.Input(1).Type.Rank() == 0:
 		return n.AttrInt("axis", 0)
 	case n.Is("Slice") && len(n.Inputs) >= 4 && n.Input(3) != nil:
 		if axes, ok := n.Input(3).Ints(); ok && len(axes) == 1 {
