@@ -37,6 +37,7 @@ class FlashParams(ctypes.Structure):
         ("mask_stride", I64x4),
         ("scale", ctypes.c_float),
         ("causal", ctypes.c_int),
+        ("window", ctypes.c_int64),
     ]
 
 

@@ -19,6 +19,7 @@ int main(void) {
   FIELD(attnopt_flash_params, mask_stride);
   FIELD(attnopt_flash_params, scale);
   FIELD(attnopt_flash_params, causal);
+  FIELD(attnopt_flash_params, window);
   FIELD(attnopt_window_params, len);
   FIELD(attnopt_window_params, o_stride);
   FIELD(attnopt_window_params, ndim);

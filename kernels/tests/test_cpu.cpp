@@ -37,6 +37,7 @@ struct FlashCase {
   attnopt_mask_type mask_float = ATTNOPT_MASK_F32;  // storage of an additive mask
   std::vector<int64_t> mask_shape;                  // rank 2..4, right-aligned
   bool causal = false;
+  int64_t window = 0;      // with causal: a sliding window of that many keys
   bool dead_rows = false;  // bool mask: every 5th query row sees no key
   bool block_sparse = false;  // bool mask: keys 64..191 masked for every query
   double scale = 0;        // 0: 1/sqrt(Dqk)
@@ -140,6 +141,7 @@ void run_flash(const FlashCase& c) {
   std::memcpy(p.mask_stride, mask.stride, sizeof(p.mask_stride));
   p.scale = static_cast<float>(c.scale != 0 ? c.scale : 1.0 / std::sqrt(static_cast<double>(c.Dqk)));
   p.causal = c.causal;
+  p.window = c.window;
 
   const auto t0 = std::chrono::steady_clock::now();
   const int st = attnopt_cpu_flash_attention_fwd(&p);
@@ -155,8 +157,8 @@ void run_flash(const FlashCase& c) {
   }
   Admit admit;
   if (c.causal) {
-    const int64_t off = c.Nk - c.Nq;
-    admit = [off](int64_t i, int64_t j) { return j <= i + off; };
+    const int64_t off = c.Nk - c.Nq, w = c.window;
+    admit = [off, w](int64_t i, int64_t j) { return j <= i + off && (w <= 0 || j > i + off - w); };
   }
   const RefDims d{c.B, Hq, Hkv, c.Nq, c.Nk, c.Dqk, c.Dv};
   const std::vector<double> ref = reference_attention(d, accessor(q, p.q.stride), accessor(k, p.k.stride),
@@ -226,6 +228,21 @@ void test_flash() {
     run_flash(c);
     c.name = "causal Nq > Nk (first rows empty)";
     c.Nq = 100; c.Nk = 40;
+    run_flash(c);
+    // Sliding windows: narrower than a key tile, across tile edges, longer
+    // than the keys, with a cache (Nq < Nk) and with a padding mask.
+    for (int64_t w : {1, 5, 70, 300}) {
+      c = FlashCase{};
+      c.dtype = t;
+      c.name = "causal sliding window " + std::to_string(w) + ", N 200";
+      c.causal = true; c.window = w; c.Nq = c.Nk = 200;
+      run_flash(c);
+    }
+    c.name = "causal sliding window 33, Nq 50 < Nk 230";
+    c.window = 33; c.Nq = 50; c.Nk = 230;
+    run_flash(c);
+    c.name = "causal sliding window 16, padding (B,1,1,N)";
+    c.B = 2; c.Nq = c.Nk = 150; c.window = 16; c.mask = MaskKind::Additive; c.mask_shape = {2, 1, 1, 150};
     run_flash(c);
     c = FlashCase{};
     c.dtype = t;

@@ -48,6 +48,7 @@ struct Flash {
   int mask;  // 0 none, 1 bool (1,1,Nq,Nk) with dead rows, 2 additive (B,1,1,Nk) in the I/O dtype
   bool causal;
   bool heads_inner = false;  // Q/K/V/O stored (B,N,H,D) and based one element off 16-byte alignment
+  int64_t window = 0;        // with causal: a sliding window (runs on the SIMT kernel)
 };
 
 // Strides of a (B,H,N,D) view of (B,N,H,D) memory.
@@ -97,6 +98,7 @@ void run_flash(const Flash& c, const Path& path) {
   p.o = o.data(); contiguous_strides(c.Hq, c.Nq, c.Dv, p.o_stride);
   p.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.Dqk)));
   p.causal = c.causal;
+  p.window = c.window;
   std::vector<uint8_t> bools;
   Tensor madd;
   Mask4 maskfn;
@@ -146,8 +148,8 @@ void run_flash(const Flash& c, const Path& path) {
   }
   Admit admit;
   if (c.causal) {
-    const int64_t off = c.Nk - c.Nq;
-    admit = [off](int64_t i, int64_t j) { return j <= i + off; };
+    const int64_t off = c.Nk - c.Nq, w = c.window;
+    admit = [off, w](int64_t i, int64_t j) { return j <= i + off && (w <= 0 || j > i + off - w); };
   }
   const std::vector<double> ref =
       reference_attention({c.B, c.Hq, c.Hkv, c.Nq, c.Nk, c.Dqk, c.Dv}, contiguous(q, c.Hq, c.Nq, c.Dqk),
@@ -250,6 +252,9 @@ int main(int argc, char** argv) {
       {"one query, one key", ATTNOPT_F16, 1, 1, 1, 1, 1, 16, 16, 0, false},
       {"(B,N,H,D) memory, misaligned, causal", ATTNOPT_F16, 2, 4, 2, 45, 45, 32, 32, 0, true, true},
       {"(B,N,H,D) memory, misaligned, bool mask", ATTNOPT_BF16, 1, 2, 2, 70, 70, 64, 48, 1, false, true},
+      {"causal sliding window 20, N 150", ATTNOPT_F16, 1, 2, 1, 150, 150, 32, 32, 0, true, false, 20},
+      {"causal sliding window 7, Nq 40 < Nk 90, additive", ATTNOPT_BF16, 2, 2, 2, 40, 90, 16, 16, 2, true, false, 7},
+      {"f32 causal sliding window 64, N 200", ATTNOPT_F32, 1, 1, 1, 200, 200, 64, 64, 0, true, false, 64},
   };
   for (const Path& path : kPaths) {
     use_path(path);

@@ -155,7 +155,7 @@ void expect_output(const char* name, const Result& r, attnopt_dtype t, const std
 void flash_case(Runner& run, const char* name, attnopt_dtype t, bool rank3, int64_t B, int64_t Hq, int64_t Hkv,
                 int64_t Nq, int64_t Nk, int64_t Dqk, int64_t Dv, int mask_kind /*0 none,1 bool,2 float*/,
                 bool causal, float scale, bool dynamic_axes = false,
-                const std::function<void()>& after_ort = nullptr) {
+                const std::function<void()>& after_ort = nullptr, int64_t window = 0) {
   std::mt19937 rng(7 + static_cast<unsigned>(Nq * 31 + Nk));
   Tensor q = make_tensor(t, B * Hq * Nq * Dqk, rng, -2.f, 2.f);
   Tensor k = make_tensor(t, B * Hkv * Nk * Dqk, rng, -2.f, 2.f);
@@ -209,12 +209,15 @@ void flash_case(Runner& run, const char* name, attnopt_dtype t, bool rank3, int6
                                                                            : declared(f.info.shape, f.info.name == "q")});
   const std::string model = onnx_proto::one_node_model(
       "FlashAttention", inputs, {"out", ot, declared(oshape, true)},
-      {onnx_proto::attr_float("scale", scale), onnx_proto::attr_int("causal", causal ? 1 : 0)});
+      {onnx_proto::attr_float("scale", scale), onnx_proto::attr_int("causal", causal ? 1 : 0),
+       onnx_proto::attr_int("sliding_window", window)});
   const Result r = run.run(model, feeds, "out");
   if (after_ort) after_ort();
 
   Admit admit;
-  if (causal) admit = [Nq, Nk](int64_t i, int64_t j) { return j <= i + Nk - Nq; };
+  if (causal) admit = [Nq, Nk, window](int64_t i, int64_t j) {
+    return j <= i + Nk - Nq && (window <= 0 || j > i + Nk - Nq - window);
+  };
   const std::vector<double> ref =
       reference_attention({B, Hq, Hkv, Nq, Nk, Dqk, Dv}, contiguous(q, Hq, Nq, Dqk), contiguous(k, Hkv, Nk, Dqk),
                           contiguous(v, Hkv, Nk, Dv), scale, maskfn, admit);
@@ -228,6 +231,7 @@ void flash_case(Runner& run, const char* name, attnopt_dtype t, bool rank3, int6
   p.o = o.data(); contiguous_strides(Hq, Nq, Dv, p.o_stride);
   p.scale = scale;
   p.causal = causal;
+  p.window = window;
   EXPECT_TRUE(attnopt_cpu_flash_attention_fwd(&p) == ATTNOPT_OK, "direct call");
   expect_output(name, r, t, oshape, ref, o.data());
 }
@@ -354,6 +358,8 @@ int main(int argc, char** argv) {
     Runner run(custom, 2);
     flash_case(run, "Flash on 2 intra-op threads, causal", ATTNOPT_F32, false, 2, 4, 4, 70, 70, 32, 32, 0, true, 0.2f);
     window_case(run, "Window on 2 intra-op threads", ATTNOPT_F16, 2, 2, 16, {8, 8}, {4, 4}, {2, 2}, 0.25f);
+    flash_case(run, "Flash sliding_window 9, causal, additive (B,1,1,Nk)", ATTNOPT_F16, false, 2, 4, 2, 60, 60, 16,
+               16, 2, true, 0.25f, false, nullptr, 9);
   }
   if (g_failures) {
     std::fprintf(stderr, "%d check(s) failed\n", g_failures);

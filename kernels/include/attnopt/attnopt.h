@@ -76,6 +76,8 @@ typedef struct attnopt_flash_params {
   int64_t mask_stride[4]; /* over (B, Hq, Nq, Nk); 0 on broadcast axes */
   float scale;        /* multiplies Q.K before the mask is added */
   int causal;         /* query i sees keys j <= i + Nk - Nq */
+  int64_t window;     /* > 0 (with causal): and only keys j > i + Nk - Nq - window,
+                         a sliding window of that many keys; 0 = none */
 } attnopt_flash_params;
 
 typedef struct attnopt_window_params {

@@ -32,6 +32,8 @@ int attnopt_flash_params_check(const attnopt_flash_params* p) {
     return ATTNOPT_ERR_INVALID_ARGUMENT;
   if (p->len_q > 0 && (!p->o || !p->q.data)) return ATTNOPT_ERR_INVALID_ARGUMENT;
   if (p->len_k > 0 && (!p->k.data || !p->v.data)) return ATTNOPT_ERR_INVALID_ARGUMENT;
+  // A sliding window bounds the keys below the causal limit: it needs causal.
+  if (p->window < 0 || (p->window > 0 && !p->causal)) return ATTNOPT_ERR_INVALID_ARGUMENT;
   switch (p->mask_type) {
     case ATTNOPT_MASK_NONE: break;
     case ATTNOPT_MASK_BOOL:

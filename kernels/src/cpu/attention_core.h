@@ -33,6 +33,7 @@ struct CoreProblem {
   int64_t ms[4];
   bool causal;
   int64_t causal_offset;  // Nk - Nq: query i sees keys j <= i + offset
+  int64_t window;         // > 0: and keys j > i + offset - window only
 };
 
 // Token positions: idx[i] when idx is set, else first + i (a dense range).

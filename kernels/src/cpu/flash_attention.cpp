@@ -26,6 +26,7 @@ static CoreProblem make_core(const attnopt_flash_params& p) {
   c.mask = p.mask;
   c.causal = p.causal != 0;
   c.causal_offset = p.len_k - p.len_q;
+  c.window = p.window;
   return c;
 }
 

@@ -42,6 +42,7 @@ struct KernelArgs {
   int64_t ms[4];
   int causal;
   int64_t causal_offset;  // len_k - len_q
+  int64_t sliding;        // > 0: keys j > i + causal_offset - sliding only (SIMT kernel)
   WindowGeometry geo;     // WindowAttention only
   int64_t tiles_per_window;
   // 16-byte vector loads are legal (tensor-core path): contiguous feature

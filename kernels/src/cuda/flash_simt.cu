@@ -88,6 +88,7 @@ __global__ void __launch_bounds__(kThreads) simt_attention_kernel(KernelArgs a) 
         if (!WINDOW) {
           if (a.mask_type) s += mask_value(a.mask_type, a.mask, mrow + ktk * a.ms[3]);
           if (a.causal && ktk > my_tok + a.causal_offset) s = -INFINITY;
+          if (a.sliding > 0 && ktk <= my_tok + a.causal_offset - a.sliding) s = -INFINITY;
         }
       }
       sv[i] = s;

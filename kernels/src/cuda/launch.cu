@@ -35,7 +35,9 @@ int dispatch(attnopt_dtype dtype, bool window, KernelArgs& a, const LaunchShape&
       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
     return ATTNOPT_ERR_CUDA;
   const cudaStream_t st = static_cast<cudaStream_t>(stream);
-  if (dtype != ATTNOPT_F32 && major >= 8 && !force_simt()) {
+  // A sliding window runs on the SIMT kernel only: the tensor-core kernel's
+  // tiles were checked on a GPU without one, this predicate was not.
+  if (dtype != ATTNOPT_F32 && major >= 8 && !force_simt() && a.sliding == 0) {
     const cudaError_t err = launch_mma(dtype, window, a, s, st);
     if (err == cudaSuccess) return ATTNOPT_OK;
     if (err != cudaErrorNotSupported) return ATTNOPT_ERR_CUDA;
@@ -75,6 +77,7 @@ int attnopt_cuda_flash_attention_fwd(const attnopt_flash_params* p, void* stream
   copy4(a.ms, p->mask_stride);
   a.causal = p->causal != 0;
   a.causal_offset = p->len_k - p->len_q;
+  a.sliding = p->window;
   a.q_vec = vec_ok(a.q, a.qs, a.dqk);
   a.k_vec = vec_ok(a.k, a.ks, a.dqk);
   a.v_vec = vec_ok(a.v, a.vs, a.dv);

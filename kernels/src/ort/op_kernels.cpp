@@ -178,6 +178,7 @@ OrtStatusPtr compute_flash(const Kernel& kern, OrtKernelContext* ctx) {
   std::memcpy(p.o_stride, ops.ostride, sizeof(p.o_stride));
   p.scale = kern.has_scale ? kern.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.dim_qk)));
   p.causal = kern.causal != 0;
+  p.window = kern.sliding_window;
 
   TensorView m;
   RETURN_IF_ORT_ERROR(view_input(ctx, 3, &m));
@@ -288,6 +289,13 @@ OrtStatusPtr create_kernel(const OpDef& def, const OrtKernelInfo* info, void** o
       g_api->ReleaseStatus(st);
       k->causal = 0;
     }
+    st = g_api->KernelInfoGetAttribute_int64(info, "sliding_window", &k->sliding_window);
+    if (st) {  // optional, default 0
+      g_api->ReleaseStatus(st);
+      k->sliding_window = 0;
+    }
+    if (k->sliding_window < 0 || (k->sliding_window > 0 && k->causal == 0))
+      err = "FlashAttention: sliding_window must be >= 0 and needs causal=1";
   } else {
     bool has_spatial = false, has_window = false, has_shift = false;
     st = ints_attr(info, "spatial_shape", &k->spatial, &has_spatial);

@@ -29,6 +29,7 @@ struct Kernel {
   bool has_scale;  // FlashAttention: scale absent means 1/sqrt(Dqk)
   float scale;
   int64_t causal;
+  int64_t sliding_window;  // FlashAttention: 0 = none
   std::vector<int64_t> spatial, window, shift;  // WindowAttention
 };
 
