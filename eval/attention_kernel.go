@@ -19,6 +19,7 @@ type attnSpec struct {
 
 	causal    bool
 	causalOff []int // per batch: key j admissible for query i iff j <= i+off[b]
+	window    int   // > 0 with causal: and only keys j > i+off[b]-window
 	kvLen     []int // per batch: keys j >= kvLen[b] are padding, or nil
 
 	// When fill is set, positions excluded by bmask/causal/kvLen get
@@ -207,7 +208,7 @@ func (sp *attnSpec) scoreOf(b, h, i, j int, dot float32) float64 {
 	if sp.bmask != nil && !sp.bmask[b*sp.bst[0]+h*sp.bst[1]+i*sp.bst[2]+j*sp.bst[3]] {
 		masked = true
 	}
-	if sp.causal && j > i+sp.causalOff[b] {
+	if sp.causal && (j > i+sp.causalOff[b] || (sp.window > 0 && j <= i+sp.causalOff[b]-sp.window)) {
 		masked = true
 	}
 	if sp.kvLen != nil && j >= sp.kvLen[b] {

@@ -98,6 +98,7 @@ func TestFlashAttentionMatchesNaive(t *testing.T) {
 		B, Hq, Hkv, Nq, Nk, Dqk, Dv int
 		mask                        func(rng *rand.Rand, B, Hq, Nq, Nk int) *Tensor
 		causal                      bool
+		window                      int // with causal: sliding_window
 	}
 	boolMask := func(rng *rand.Rand, B, Hq, Nq, Nk int) *Tensor {
 		m := NewTensor(graph.Bool, []int{1, 1, Nq, Nk})
@@ -140,6 +141,8 @@ func TestFlashAttentionMatchesNaive(t *testing.T) {
 		tc{name: "Dqk8_Dv64", B: 1, Hq: 2, Hkv: 2, Nq: 33, Nk: 65, Dqk: 8, Dv: 64},
 		tc{name: "gqa_6_over_2", B: 2, Hq: 6, Hkv: 2, Nq: 17, Nk: 40, Dqk: 16, Dv: 8, mask: addMask},
 		tc{name: "mqa", B: 1, Hq: 4, Hkv: 1, Nq: 10, Nk: 10, Dqk: 4, Dv: 4, causal: true},
+		tc{name: "sliding_window_5", B: 2, Hq: 2, Hkv: 1, Nq: 70, Nk: 70, Dqk: 8, Dv: 8, causal: true, window: 5, mask: addMask},
+		tc{name: "sliding_window_40_cache", B: 1, Hq: 2, Hkv: 2, Nq: 30, Nk: 130, Dqk: 8, Dv: 8, causal: true, window: 40},
 	)
 	for _, c := range cases {
 		name := c.name
@@ -162,7 +165,12 @@ func TestFlashAttentionMatchesNaive(t *testing.T) {
 			var allowed func(b, h, i, j int) bool
 			if c.causal {
 				at["causal"] = 1
-				allowed = func(b, h, i, j int) bool { return j <= i+c.Nk-c.Nq }
+				allowed = func(b, h, i, j int) bool {
+					return j <= i+c.Nk-c.Nq && (c.window == 0 || j > i+c.Nk-c.Nq-c.window)
+				}
+				if c.window > 0 {
+					at["sliding_window"] = c.window
+				}
 			}
 			got, err := runOp("FlashAttention", "attnopt", 18, at, ins, 1)
 			if err != nil {

@@ -62,6 +62,10 @@ func opFlashAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 	if c.attrInt("causal", 0) != 0 {
 		sp.causal = true
 		sp.causalOff = sameCausalOff(sp.B, sp.Nk-sp.Nq)
+		sp.window = int(c.attrInt("sliding_window", 0))
+	}
+	if w := c.attrInt("sliding_window", 0); w < 0 || (w > 0 && !sp.causal) {
+		return nil, fmt.Errorf("sliding_window %d: must be >= 0 and needs causal=1", w)
 	}
 	if len(in) > 3 && in[3] != nil {
 		m := in[3]

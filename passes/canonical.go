@@ -20,6 +20,8 @@ import (
 //	        mask (optional): bool (true = attend) or additive, read broadcast
 //	        against (B, Hq, Nq, Nk) ((B', 1, Nq, Nk) at rank 3), never expanded
 //	attrs   scale (float), causal (int, bottom-right aligned),
+//	        sliding_window (int, with causal: only the last W keys a query
+//	        sees, W > 0),
 //	        zero_rows (int: rows the mask empties must be 0, as the original
 //	        graph's guard made them), site (int: the site id)
 //	output  (B, Hq, Nq, Dv) or (B', Nq, Dv), in Q's type
@@ -38,6 +40,7 @@ type SDPA struct {
 	Q, K, V, Mask *graph.Value
 	Scale         float64
 	Causal        bool
+	Window        int64 // sliding_window: > 0 with Causal
 	ZeroRows      bool
 	Site          int
 }
@@ -49,18 +52,22 @@ func isCanonical(n *graph.Node) bool { return n.Domain == canonicalDomain && n.O
 func sdpaOf(n *graph.Node) *SDPA {
 	return &SDPA{Node: n, Q: n.Input(0), K: n.Input(1), V: n.Input(2), Mask: n.Input(3),
 		Scale: float64(n.AttrFloat("scale", 1)), Causal: n.AttrInt("causal", 0) == 1,
+		Window: n.AttrInt("sliding_window", 0),
 		ZeroRows: n.AttrInt("zero_rows", 0) == 1, Site: int(n.AttrInt("site", -1))}
 }
 
 // emitSDPA adds a canonical node over operands already in its layout.
-func emitSDPA(e *emitter, site int, q, k, v, mask *graph.Value, scale float64, causal, zeroRows bool) *graph.Value {
+func emitSDPA(e *emitter, site int, q, k, v, mask *graph.Value, scale float64, causal, zeroRows bool, window int64) *graph.Value {
 	ins := []*graph.Value{q, k, v}
 	if mask != nil {
 		ins = append(ins, mask)
 	}
-	return e.op(canonicalOp, canonicalDomain, ins, graph.FloatAttr("scale", float32(scale)),
-		graph.IntAttr("causal", boolInt(causal)), graph.IntAttr("zero_rows", boolInt(zeroRows)),
-		graph.IntAttr("site", int64(site)))
+	attrs := []*graph.Attr{graph.FloatAttr("scale", float32(scale)), graph.IntAttr("causal", boolInt(causal))}
+	if window > 0 {
+		attrs = append(attrs, graph.IntAttr("sliding_window", window))
+	}
+	attrs = append(attrs, graph.IntAttr("zero_rows", boolInt(zeroRows)), graph.IntAttr("site", int64(site)))
+	return e.op(canonicalOp, canonicalDomain, ins, attrs...)
 }
 
 func boolInt(b bool) int64 {

@@ -145,7 +145,8 @@ func fixtureSites(t *testing.T, file string) (*graph.Model, *Result) {
 }
 
 // A sliding-window decoder (Mistral): every site is causal, reports the
-// window PyTorch used, and keeps the band as its mask input.
+// window PyTorch used, and no mask term is the band (the op's
+// sliding_window states it; the padding term stays the mask).
 func TestFixturesSlidingWindow(t *testing.T) {
 	man := loadManifest(t)
 	checked := 0
@@ -159,8 +160,13 @@ func TestFixturesSlidingWindow(t *testing.T) {
 				t.Fatalf("%d sites, want %d", len(res.Sites), len(fx.Attention))
 			}
 			for i, s := range res.Sites {
-				if !s.Causal || s.SlidingWindow != fx.Attention[i].Window || len(s.Masks) == 0 {
-					t.Errorf("site %d: causal %v, window %d, %d mask terms; want causal, window %d, the band kept", i, s.Causal, s.SlidingWindow, len(s.Masks), fx.Attention[i].Window)
+				if !s.Causal || s.SlidingWindow != fx.Attention[i].Window || len(s.Masks) != 1 {
+					t.Errorf("site %d: causal %v, window %d, %d mask terms; want causal, window %d, the padding term alone", i, s.Causal, s.SlidingWindow, len(s.Masks), fx.Attention[i].Window)
+				}
+				for _, m := range s.Masks {
+					if r := m.Value.Type.Rank(); r != 4 || !m.Value.Type.Shape[2].Equal(graph.D(1)) {
+						t.Errorf("site %d: mask term %q %s is not a (B, 1, 1, Nk) padding term", i, m.Value.Name, m.Value.Type.Shape)
+					}
 				}
 			}
 			checked++

@@ -156,3 +156,33 @@ func biasOf(e *emitter, mask *graph.Value, dt graph.DType) *graph.Value {
 	}
 	return e.op("Cast", "", []*graph.Value{mask}, graph.IntAttr("to", int64(dt)))
 }
+
+// withBand adds a sliding window to the canonical op's mask for ops that
+// have no window attribute: the (Nq, Nk) band j > i + Nk − Nq − W (one
+// plane, not per batch or head: what the model's own band held), as a bool
+// keep-mask when bias is false and mask is bool or absent, else additive in
+// dt. It returns mask unchanged without a window.
+func withBand(e *emitter, o *SDPA, mask *graph.Value, dt graph.DType, bias bool) *graph.Value {
+	if o.Window <= 0 {
+		return mask
+	}
+	r := int64(o.Rank())
+	nq := e.squeeze(e.shapeSlice(o.Q, r-2, r-1), 0)
+	nk := e.squeeze(e.shapeSlice(o.K, r-2, r-1), 0)
+	zero := e.g.AddInit(e.prefix+"/const", graph.NewInt64Tensor("", nil, []int64{0}))
+	one := e.g.AddInit(e.prefix+"/const", graph.NewInt64Tensor("", nil, []int64{1}))
+	rows := e.unsqueeze(e.op("Range", "", []*graph.Value{zero, nq, one}), 1)
+	cols := e.unsqueeze(e.op("Range", "", []*graph.Value{zero, nk, one}), 0)
+	first := e.op("Sub", "", []*graph.Value{e.op("Sub", "", []*graph.Value{nk, nq}), e.g.AddInit(e.prefix+"/const", graph.NewInt64Tensor("", nil, []int64{o.Window}))})
+	keep := e.op("Greater", "", []*graph.Value{cols, e.op("Add", "", []*graph.Value{rows, first})})
+	switch {
+	case !bias && (mask == nil || mask.Type.DType == graph.Bool):
+		if mask == nil {
+			return keep
+		}
+		return e.op("And", "", []*graph.Value{mask, keep})
+	case mask == nil:
+		return biasOf(e, keep, dt)
+	}
+	return e.op("Add", "", []*graph.Value{biasOf(e, mask, dt), biasOf(e, keep, dt)})
+}

@@ -68,6 +68,9 @@ func qkv(n *graph.Node, ranks ...int) (q, k, v graph.Shape, err error) {
 // checkFlash: Q (…, Nq, Dqk), K (…, Nk, Dqk), V (…, Nk, Dv), Hq a multiple
 // of Hkv, and a mask that broadcasts to (B, Hq, Nq, Nk).
 func checkFlash(n *graph.Node) error {
+	if w := n.AttrInt("sliding_window", 0); w < 0 || (w > 0 && n.AttrInt("causal", 0) != 1) {
+		return fmt.Errorf("sliding_window %d needs causal=1 and a positive size", w)
+	}
 	q, k, _, err := qkv(n, 3, 4)
 	if err != nil || q == nil {
 		return err

@@ -37,7 +37,9 @@ var layoutGrowth = map[string]map[string]int{
 		// repeated to every query head (Unsqueeze+Expand+Reshape), and
 		// RoPE sits between the model's head split and the site.
 		"gqa_dynamo_op23": 4, "hf_llama_gqa": 17, "hf_llama_gqa_dynamo": 18, "hf_llama_gqa_dynamo_op23": 22,
-		"hf_mistral_window": 17,
+		// and MultiHeadAttention has no sliding window: the band is rebuilt
+		// from Range (Squeeze/Unsqueeze of the lengths) as its bias.
+		"hf_mistral_window": 25,
 		// Three unbind adapters per block stay (the model's output-side
 		// rearrange cancels; its Transpose of the packed QKV is re-permuted
 		// once, cleanup_sink.go).

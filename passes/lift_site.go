@@ -20,7 +20,7 @@ func liftSite(e *emitter, s *Site) (*graph.Value, error) {
 		return nil, err
 	}
 	mask = liftMaskRank(e, s, mask)
-	out := emitSDPA(e, s.ID, q, k, v, mask, s.Scale, s.Causal, s.ZeroRowGuard && mask != nil)
+	out := emitSDPA(e, s.ID, q, k, v, mask, s.Scale, s.Causal, s.ZeroRowGuard && mask != nil, s.SlidingWindow)
 	if s.Rank == 2 {
 		out = e.squeeze(out, 0)
 	}

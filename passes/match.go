@@ -172,7 +172,7 @@ func formSuffix(s *Site, mask string) string {
 		v += "/causal"
 	}
 	if s.SlidingWindow > 0 {
-		v += fmt.Sprintf("/window-%d-kept-as-mask", s.SlidingWindow)
+		v += fmt.Sprintf("/sliding-window-%d", s.SlidingWindow)
 	}
 	return v
 }

@@ -222,6 +222,7 @@ func (m *matcher) resolveCausal(s *Site) (kept bool) {
 		if lag, ok := dimMinus(s.KVLen, s.QLen); ok {
 			if w, ok := dimMinus(lag, s.band.t.off); ok && w.Static() && w.C > 0 {
 				s.SlidingWindow = w.C
+				dropMask(s, unexpand(s.band.v))
 			}
 		}
 	}

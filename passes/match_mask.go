@@ -26,6 +26,26 @@ func (m *matcher) addMask(s *Site, t MaskTerm) {
 	}
 }
 
+// dropMask removes the term reading v (a band the op's sliding_window
+// states instead) and restates the summary.
+func dropMask(s *Site, v *graph.Value) {
+	kept := s.Masks[:0]
+	for _, t := range s.Masks {
+		if t.Value != v {
+			kept = append(kept, t)
+		}
+	}
+	s.Masks = kept
+	switch len(kept) {
+	case 0:
+		s.Mask, s.MaskValue = MaskNone, nil
+	case 1:
+		s.Mask, s.MaskValue, s.MaskForm = kept[0].Kind, kept[0].Value, kept[0].Form
+	default:
+		s.MaskValue, s.MaskForm = kept[0].Value, kept[0].Form
+	}
+}
+
 // unexpand looks through an Expand whose input broadcasts the same way, so
 // the fused op reads the mask at its own size.
 func unexpand(v *graph.Value) *graph.Value {

@@ -59,8 +59,8 @@ type Site struct {
 	MaskForm  MaskForm // of the first term
 	Causal    bool
 	// SlidingWindow is the number of keys each query sees when a causal site
-	// also has a band mask term (Mistral's sliding window). The band stays a
-	// mask input: attnopt.FlashAttention has no window attribute.
+	// also has a band mask term (Mistral's sliding window). The band term is
+	// dropped from Masks: the canonical op states it as sliding_window.
 	SlidingWindow int64
 
 	ScoreOp   string // MatMul or Einsum

@@ -32,8 +32,11 @@ func (attnoptTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
 	if o.Mask != nil {
 		ins = append(ins, o.Mask)
 	}
-	return e.op("FlashAttention", "attnopt", ins,
-		graph.FloatAttr("scale", float32(o.Scale)), graph.IntAttr("causal", boolInt(o.Causal))), nil
+	attrs := []*graph.Attr{graph.FloatAttr("scale", float32(o.Scale)), graph.IntAttr("causal", boolInt(o.Causal))}
+	if o.Window > 0 {
+		attrs = append(attrs, graph.IntAttr("sliding_window", o.Window))
+	}
+	return e.op("FlashAttention", "attnopt", ins, attrs...), nil
 }
 
 func init() {

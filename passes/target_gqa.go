@@ -26,6 +26,8 @@ func (gqaTarget) Owns(n *graph.Node) bool {
 func (gqaTarget) Accept(o *SDPA) error {
 	at := o.Node.Label()
 	switch {
+	case o.Window > 0:
+		return &Reject{At: at, Reason: fmt.Sprintf("a sliding window of %d keys: GroupQueryAttention's local_window_size is not lowered (use --target attnopt)", o.Window)}
 	case !o.Causal || o.Mask != nil:
 		return &Reject{At: at, Reason: "GroupQueryAttention is causal-only and takes no mask; this site is not a plain causal one (use --target attnopt)"}
 	case !o.QLen().Equal(o.KVLen()):

@@ -53,7 +53,7 @@ func (onnxTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
 		q, k, v = e.unsqueeze(q, 1), e.unsqueeze(k, 1), e.unsqueeze(v, 1)
 	}
 	ins := []*graph.Value{q, k, v}
-	if mask := o.Mask; mask != nil {
+	if mask := withBand(e, o, o.Mask, o.DType(), false); mask != nil {
 		if mask.Type.DType != graph.Bool && mask.Type.DType != o.DType() {
 			mask = e.op("Cast", "", []*graph.Value{mask}, graph.IntAttr("to", int64(o.DType())))
 		}

@@ -25,7 +25,7 @@ func (ortTarget) Owns(n *graph.Node) bool {
 // Materialises: ONNX Runtime 1.24's CPU MultiHeadAttention takes its
 // memory-efficient path only without attention_bias or key padding mask.
 func (ortTarget) Materialises(o *SDPA) string {
-	if o.Mask == nil {
+	if o.Mask == nil && o.Window == 0 {
 		return ""
 	}
 	return "ONNX Runtime 1.24's CPU MultiHeadAttention materialises the scores when it has an attention_bias (this site is masked); --target attnopt (attnopt.FlashAttention) does not"
@@ -66,8 +66,8 @@ func (ortTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
 		q, k, v = to3D(e, q), to3D(e, k), to3D(e, v)
 	}
 	ins := []*graph.Value{q, k, v}
-	if o.Mask != nil {
-		bias := biasOf(e, o.Mask, o.DType())
+	if mask := withBand(e, o, o.Mask, o.DType(), true); mask != nil {
+		bias := biasOf(e, mask, o.DType())
 		if r := bias.Type.Rank(); r < 4 {
 			lead := make([]int64, 4-r)
 			for i := range lead {
