@@ -50,10 +50,14 @@ func isCanonical(n *graph.Node) bool { return n.Domain == canonicalDomain && n.O
 
 // sdpaOf reads a canonical node.
 func sdpaOf(n *graph.Node) *SDPA {
-	return &SDPA{Node: n, Q: n.Input(0), K: n.Input(1), V: n.Input(2), Mask: n.Input(3),
-		Scale: float64(n.AttrFloat("scale", 1)), Causal: n.AttrInt("causal", 0) == 1,
-		Window: n.AttrInt("sliding_window", 0),
-		ZeroRows: n.AttrInt("zero_rows", 0) == 1, Site: int(n.AttrInt("site", -1))}
+	return &SDPA{
+		Node: n, Q: n.Input(0), K: n.Input(1), V: n.Input(2), Mask: n.Input(3),
+		Scale:    float64(n.AttrFloat("scale", 1)),
+		Causal:   n.AttrInt("causal", 0) == 1,
+		Window:   n.AttrInt("sliding_window", 0),
+		ZeroRows: n.AttrInt("zero_rows", 0) == 1,
+		Site:     int(n.AttrInt("site", -1)),
+	}
 }
 
 // emitSDPA adds a canonical node over operands already in its layout.
@@ -108,6 +112,12 @@ func (o *SDPA) headsOf(v *graph.Value) graph.Dim {
 		return graph.D(1)
 	}
 	return o.dim(v, 3)
+}
+
+// lengths are Nq and Nk as int64 scalars computed at run time.
+func (o *SDPA) lengths(e *emitter) (nq, nk *graph.Value) {
+	r := int64(o.Rank())
+	return e.squeeze(e.shapeSlice(o.Q, r-2, r-1), 0), e.squeeze(e.shapeSlice(o.K, r-2, r-1), 0)
 }
 
 // causalAligned reports whether a causal op has provably equal query and

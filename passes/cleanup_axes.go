@@ -49,12 +49,7 @@ func setAxes(g *graph.Graph, n *graph.Node, axes []int64) {
 // mergeAxes combines axes applied in two steps into one step over the
 // larger rank: inner positions count the axes outer does not name.
 func mergeAxes(outer, inner []int64, rank int) []int64 {
-	var rest []int64
-	for i := int64(0); i < int64(rank); i++ {
-		if !slices.Contains(outer, i) {
-			rest = append(rest, i)
-		}
-	}
+	rest := others(rank, outer...)
 	out := slices.Clone(outer)
 	for _, a := range inner {
 		if a >= int64(len(rest)) {

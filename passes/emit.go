@@ -30,6 +30,16 @@ func (e *emitter) i64(vals ...int64) *graph.Value {
 	return e.g.AddInit(e.prefix+"/const", graph.NewInt64Tensor("", []int64{int64(len(vals))}, vals))
 }
 
+// i64Scalar is an int64 scalar constant.
+func (e *emitter) i64Scalar(v int64) *graph.Value {
+	return e.g.AddInit(e.prefix+"/const", graph.NewInt64Tensor("", nil, []int64{v}))
+}
+
+// positions is Range(0, n) for an int64 scalar n: token indices 0 … n-1.
+func (e *emitter) positions(n *graph.Value) *graph.Value {
+	return e.op("Range", "", []*graph.Value{e.i64Scalar(0), n, e.i64Scalar(1)})
+}
+
 func (e *emitter) scalar(dt graph.DType, v float64) *graph.Value {
 	raw, _ := graph.EncodeFloats(dt, []float64{v})
 	return e.g.AddInit(e.prefix+"/const", graph.NewTensor("", dt, nil, raw))

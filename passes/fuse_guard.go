@@ -41,11 +41,8 @@ func guardRows(e *emitter, o *SDPA, out *graph.Value) *graph.Value {
 // an Nq×Nk tensor.
 func causalEmptyRows(e *emitter, o *SDPA, keepF, empty *graph.Value) *graph.Value {
 	first := e.op("Cast", "", []*graph.Value{e.op("ArgMax", "", []*graph.Value{keepF}, graph.IntAttr("axis", -1), graph.IntAttr("keepdims", 1))}, graph.IntAttr("to", int64(graph.Float32)))
-	r := int64(o.Rank())
-	nq := e.squeeze(e.shapeSlice(o.Q, r-2, r-1), 0)
-	nk := e.squeeze(e.shapeSlice(o.K, r-2, r-1), 0)
-	rows := e.op("Range", "", []*graph.Value{e.g.AddInit(e.prefix+"/const", graph.NewInt64Tensor("", nil, []int64{0})), nq, e.g.AddInit(e.prefix+"/const", graph.NewInt64Tensor("", nil, []int64{1}))})
-	limit := e.op("Add", "", []*graph.Value{rows, e.op("Sub", "", []*graph.Value{nk, nq})})
+	nq, nk := o.lengths(e)
+	limit := e.op("Add", "", []*graph.Value{e.positions(nq), e.op("Sub", "", []*graph.Value{nk, nq})})
 	limit = e.unsqueeze(e.op("Cast", "", []*graph.Value{limit}, graph.IntAttr("to", int64(graph.Float32))), 1)
 	return e.op("Or", "", []*graph.Value{empty, e.op("Greater", "", []*graph.Value{first, limit})})
 }

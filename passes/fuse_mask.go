@@ -166,14 +166,10 @@ func withBand(e *emitter, o *SDPA, mask *graph.Value, dt graph.DType, bias bool)
 	if o.Window <= 0 {
 		return mask
 	}
-	r := int64(o.Rank())
-	nq := e.squeeze(e.shapeSlice(o.Q, r-2, r-1), 0)
-	nk := e.squeeze(e.shapeSlice(o.K, r-2, r-1), 0)
-	zero := e.g.AddInit(e.prefix+"/const", graph.NewInt64Tensor("", nil, []int64{0}))
-	one := e.g.AddInit(e.prefix+"/const", graph.NewInt64Tensor("", nil, []int64{1}))
-	rows := e.unsqueeze(e.op("Range", "", []*graph.Value{zero, nq, one}), 1)
-	cols := e.unsqueeze(e.op("Range", "", []*graph.Value{zero, nk, one}), 0)
-	first := e.op("Sub", "", []*graph.Value{e.op("Sub", "", []*graph.Value{nk, nq}), e.g.AddInit(e.prefix+"/const", graph.NewInt64Tensor("", nil, []int64{o.Window}))})
+	nq, nk := o.lengths(e)
+	rows := e.unsqueeze(e.positions(nq), 1)
+	cols := e.unsqueeze(e.positions(nk), 0)
+	first := e.op("Sub", "", []*graph.Value{e.op("Sub", "", []*graph.Value{nk, nq}), e.i64Scalar(o.Window)})
 	keep := e.op("Greater", "", []*graph.Value{cols, e.op("Add", "", []*graph.Value{rows, first})})
 	switch {
 	case !bias && (mask == nil || mask.Type.DType == graph.Bool):

@@ -50,8 +50,8 @@ var maskIndexRules = []maskIndexRule{
 			// so j ≥ start needs no clamp.
 			ends := e.reshape(e.op("Cast", "", []*graph.Value{m}, graph.IntAttr("to", int64(graph.Int64))), 2, -1)
 			j := keyPositions(e, x, past)
-			end := e.op("Gather", "", []*graph.Value{ends, scalarI64(e, 0)})
-			start := e.op("Gather", "", []*graph.Value{ends, scalarI64(e, 1)})
+			end := e.op("Gather", "", []*graph.Value{ends, e.i64Scalar(0)})
+			start := e.op("Gather", "", []*graph.Value{ends, e.i64Scalar(1)})
 			before := keyIndexCompare(e, "Less", j, end)
 			after := e.op("Not", "", []*graph.Value{keyIndexCompare(e, "Less", j, start)})
 			return e.op("And", "", []*graph.Value{before, after})
@@ -78,11 +78,7 @@ func keyPositions(e *emitter, x, past *graph.Value) *graph.Value {
 	if past != nil {
 		t = e.op("Add", "", []*graph.Value{t, e.shapeSlice(past, 3, 4)})
 	}
-	return e.op("Range", "", []*graph.Value{scalarI64(e, 0), e.squeeze(t, 0), scalarI64(e, 1)})
-}
-
-func scalarI64(e *emitter, v int64) *graph.Value {
-	return e.g.AddInit(e.prefix+"/const", graph.NewInt64Tensor("", nil, []int64{v}))
+	return e.positions(e.squeeze(t, 0))
 }
 
 // keyIndexCompare is op(j, bound[b]) as (B, 1, 1, T) for key positions j
@@ -190,8 +186,8 @@ func liftMSAttention(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
 		s.K = sliceLast(e, qkv, sizes[0], sizes[0]+sizes[1])
 		s.V = sliceLast(e, qkv, sizes[0]+sizes[1], sizes[0]+sizes[1]+sizes[2])
 		if past != nil {
-			s.PastK = e.op("Gather", "", []*graph.Value{past, scalarI64(e, 0)})
-			s.PastV = e.op("Gather", "", []*graph.Value{past, scalarI64(e, 1)})
+			s.PastK = e.op("Gather", "", []*graph.Value{past, e.i64Scalar(0)})
+			s.PastV = e.op("Gather", "", []*graph.Value{past, e.i64Scalar(1)})
 		}
 		if keep != nil {
 			// A new slice: the placeholder's stays for a failed build.

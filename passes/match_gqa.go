@@ -177,15 +177,3 @@ func (m *matcher) unviewK(s *Site) {
 		s.K, s.KTransposed = best, false
 	}
 }
-
-// expandedKV is the site as it reads K and V repeated to every query head,
-// for targets without grouped-query attention.
-func expandedKV(s *Site) *Site {
-	if s.Repeated == nil {
-		return s
-	}
-	c := *s
-	c.K, c.KTransposed, c.V, c.KVHeads = s.Repeated.K, s.Repeated.KTransposed, s.Repeated.V, s.Heads
-	c.Repeated = nil
-	return &c
-}
