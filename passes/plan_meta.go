@@ -2,9 +2,9 @@ package passes
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/units"
 )
 
 // Metadata keys of an approximate plan, next to MetaSite and MetaPlan.
@@ -23,11 +23,11 @@ func recordPlan(n *graph.Node, site int, p *Plan) {
 	if !p.Approximate() {
 		return
 	}
-	n.SetMeta(metaGrid, joinInts(p.Grid.Dims))
+	n.SetMeta(metaGrid, units.FormatDims(p.Grid.Dims))
 	switch p.Kind {
 	case PlanWindow:
-		n.SetMeta(metaWindow, joinInts(p.Window))
-		n.SetMeta(metaShift, joinInts(p.Shift))
+		n.SetMeta(metaWindow, units.FormatDims(p.Window))
+		n.SetMeta(metaShift, units.FormatDims(p.Shift))
 	case PlanPoolKV, PlanPoolQKV:
 		n.SetMeta(metaStride, strconv.FormatInt(p.Stride, 10))
 		if p.Kind == PlanPoolQKV {
@@ -44,10 +44,10 @@ func RecordedPlan(n *graph.Node) (kind PlanKind, approx *ApproxOptions, grid []i
 		return "", nil, nil, false
 	}
 	kind = PlanKind(n.Meta(MetaPlan))
-	grid = splitInts(n.Meta(metaGrid))
+	grid = dimsOf(n.Meta(metaGrid))
 	switch kind {
 	case PlanWindow:
-		approx = &ApproxOptions{Window: splitInts(n.Meta(metaWindow)), Shift: splitInts(n.Meta(metaShift))}
+		approx = &ApproxOptions{Window: dimsOf(n.Meta(metaWindow)), Shift: dimsOf(n.Meta(metaShift))}
 	case PlanPoolKV, PlanPoolQKV:
 		st, _ := strconv.ParseInt(n.Meta(metaStride), 10, 64)
 		approx = &ApproxOptions{Pool: "kv", Stride: st}
@@ -58,25 +58,14 @@ func RecordedPlan(n *graph.Node) (kind PlanKind, approx *ApproxOptions, grid []i
 	return kind, approx, grid, true
 }
 
-func joinInts(xs []int64) string {
-	parts := make([]string, len(xs))
-	for i, x := range xs {
-		parts[i] = strconv.FormatInt(x, 10)
-	}
-	return strings.Join(parts, ",")
-}
-
-func splitInts(s string) []int64 {
+// dimsOf reads what units.FormatDims wrote (nil for "" or a bad value).
+func dimsOf(s string) []int64 {
 	if s == "" {
 		return nil
 	}
-	var out []int64
-	for _, p := range strings.Split(s, ",") {
-		x, err := strconv.ParseInt(p, 10, 64)
-		if err != nil {
-			return nil
-		}
-		out = append(out, x)
+	ds, err := units.ParseDims(s)
+	if err != nil {
+		return nil
 	}
-	return out
+	return ds
 }
