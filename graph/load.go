@@ -259,8 +259,9 @@ func (g *Graph) shadowed() []string {
 	return names
 }
 
-// definedNames adds every name a subgraph and its own subgraphs define.
-func definedNames(g *onnxpb.GraphProto, into map[string]bool) {
+// localNames adds the names g itself defines: initializers, inputs and
+// node outputs (not those of its subgraphs).
+func localNames(g *onnxpb.GraphProto, into map[string]bool) {
 	for _, t := range g.Initializer {
 		into[t.GetName()] = true
 	}
@@ -273,6 +274,13 @@ func definedNames(g *onnxpb.GraphProto, into map[string]bool) {
 				into[o] = true
 			}
 		}
+	}
+}
+
+// definedNames adds every name a subgraph and its own subgraphs define.
+func definedNames(g *onnxpb.GraphProto, into map[string]bool) {
+	localNames(g, into)
+	for _, n := range g.Node {
 		for _, a := range n.Attribute {
 			for _, sub := range append([]*onnxpb.GraphProto{a.G}, a.Graphs...) {
 				if sub != nil {
@@ -286,17 +294,7 @@ func definedNames(g *onnxpb.GraphProto, into map[string]bool) {
 // freeNames lists the names a subgraph reads from enclosing scopes.
 func freeNames(g *onnxpb.GraphProto) []string {
 	defined := map[string]bool{}
-	for _, t := range g.Initializer {
-		defined[t.GetName()] = true
-	}
-	for _, vi := range g.Input {
-		defined[vi.GetName()] = true
-	}
-	for _, n := range g.Node {
-		for _, o := range n.Output {
-			defined[o] = true
-		}
-	}
+	localNames(g, defined)
 	var out []string
 	seen := map[string]bool{}
 	add := func(name string) {
