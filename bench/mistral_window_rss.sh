@@ -17,16 +17,4 @@ if [[ -n "${OLD_ATTNOPT:-}" ]]; then
   "$OLD_ATTNOPT" rewrite "$orig" -o "$tmp/old.onnx" --quiet >/dev/null
   sides+=(old)
 fi
-n=${#sides[@]}
-for s in "${sides[@]}"; do : >"$tmp/$s.kib"; done
-for i in $(seq "$runs"); do
-  for j in $(seq 0 $((n - 1))); do
-    s="${sides[$(((i + j) % n))]}"
-    peak "$tmp/$s.onnx" >>"$tmp/$s.kib"
-  done
-done
-echo "mistral_window256_s4096 (ONNX Runtime CPU, $runs runs each, interleaved, order rotated)"
-for s in "${sides[@]}"; do
-  awk -v a="$(lo "$tmp/original.kib")" -v b="$(lo "$tmp/$s.kib")" -v c="$(med "$tmp/original.kib")" -v d="$(med "$tmp/$s.kib")" -v s="$s" -v st="$(stats "$tmp/$s.kib")" \
-    'BEGIN {printf "  %-9s %s; original / this: %.1fx of the minima, %.1fx of the medians\n", s, st, a/b, c/d}'
-done
+compare_sides mistral_window256_s4096 "${sides[@]}"

@@ -12,19 +12,7 @@ set -euo pipefail
 source "$(dirname "$0")/rss_lib.sh"
 for name in msattention_h1_s16384 msattention_h1_s16384_mask; do
   orig="testdata/examples/$name.onnx"
-  sides=(original attnopt ort)
   cp "$orig" "$tmp/original.onnx"
   for t in attnopt ort; do ./attnopt rewrite "$orig" -o "$tmp/$t.onnx" --target "$t" --quiet >/dev/null; done
-  for s in "${sides[@]}"; do : >"$tmp/$s.kib"; done
-  for i in $(seq "$runs"); do
-    for j in 0 1 2; do
-      s="${sides[$(((i + j) % 3))]}"
-      peak "$tmp/$s.onnx" >>"$tmp/$s.kib"
-    done
-  done
-  echo "$name (ONNX Runtime CPU, $runs runs each, interleaved, order rotated)"
-  for s in "${sides[@]}"; do
-    awk -v a="$(lo "$tmp/original.kib")" -v b="$(lo "$tmp/$s.kib")" -v c="$(med "$tmp/original.kib")" -v d="$(med "$tmp/$s.kib")" -v s="$s" -v st="$(stats "$tmp/$s.kib")" \
-      'BEGIN {printf "  %-9s %s; original / this: %.1fx of the minima, %.1fx of the medians\n", s, st, a/b, c/d}'
-  done
+  compare_sides "$name" original attnopt ort
 done
