@@ -7,6 +7,7 @@ import ctypes
 
 F32, F16, BF16 = 0, 1, 2
 MASK_NONE, MASK_BOOL, MASK_F32, MASK_F16, MASK_BF16 = 0, 1, 2, 3, 4
+EMPTY_ZERO, EMPTY_LITERAL, EMPTY_LITERAL_ZERO = 0, 1, 2
 OK = 0
 
 I64x3 = ctypes.c_int64 * 3
@@ -38,6 +39,11 @@ class FlashParams(ctypes.Structure):
         ("scale", ctypes.c_float),
         ("causal", ctypes.c_int),
         ("window", ctypes.c_int64),
+        ("empty_rows", ctypes.c_int),
+        ("mask_fill", ctypes.c_float),
+        ("causal_fill", ctypes.c_float),
+        ("fill_once", ctypes.c_int),
+        ("fill_dtype", ctypes.c_int),
     ]
 
 

@@ -20,6 +20,11 @@ int main(void) {
   FIELD(attnopt_flash_params, scale);
   FIELD(attnopt_flash_params, causal);
   FIELD(attnopt_flash_params, window);
+  FIELD(attnopt_flash_params, empty_rows);
+  FIELD(attnopt_flash_params, mask_fill);
+  FIELD(attnopt_flash_params, causal_fill);
+  FIELD(attnopt_flash_params, fill_once);
+  FIELD(attnopt_flash_params, fill_dtype);
   FIELD(attnopt_window_params, len);
   FIELD(attnopt_window_params, o_stride);
   FIELD(attnopt_window_params, ndim);

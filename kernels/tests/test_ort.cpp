@@ -13,6 +13,7 @@
 #include "onnx_proto.h"
 #include "onnxruntime_c_api.h"
 #include "reference.h"
+#include "reference_rows.h"
 #include "test_util.h"
 
 namespace attnopt_test {
@@ -236,6 +237,60 @@ void flash_case(Runner& run, const char* name, attnopt_dtype t, bool rank3, int6
   expect_output(name, r, t, oshape, ref, o.data());
 }
 
+// Rows with no visible key through the ONNX attributes (empty_rows,
+// mask_fill, causal_fill, fill_once, fill_round): a left-padded causal
+// decoder step whose padded rows must come back as the source computes them.
+void empty_rows_case(Runner& run, const char* name, attnopt_dtype t, const RowSemantics& sem, int64_t fill_round) {
+  const int64_t B = 2, H = 2, N = 30, D = 8, pad = 11;
+  std::mt19937 rng(99);
+  Tensor q = make_tensor(t, B * H * N * D, rng, -2.f, 2.f);
+  Tensor k = make_tensor(t, B * H * N * D, rng, -2.f, 2.f);
+  Tensor v = make_tensor(t, B * H * N * D, rng);
+  std::vector<uint8_t> keep(B * N);
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t j = 0; j < N; ++j) keep[b * N + j] = !(b == 0 && j < pad);
+  const int ot = onnx_type(t);
+  std::vector<Feed> feeds = {{{"q", ot, {B, H, N, D}}, q.data()},
+                             {{"k", ot, {B, H, N, D}}, k.data()},
+                             {{"v", ot, {B, H, N, D}}, v.data()},
+                             {{"mask", onnx_proto::BOOL, {B, 1, 1, N}}, keep.data()}};
+  std::vector<Input> inputs;
+  for (const Feed& f : feeds) inputs.push_back({f.info.name, f.info.elem_type, f.info.shape});
+  const float scale = 0.35f;
+  const std::string model = onnx_proto::one_node_model(
+      "FlashAttention", inputs, {"out", ot, {B, H, N, D}},
+      {onnx_proto::attr_float("scale", scale), onnx_proto::attr_int("causal", 1),
+       onnx_proto::attr_int("empty_rows", sem.mode), onnx_proto::attr_float("mask_fill", static_cast<float>(sem.mask_fill)),
+       onnx_proto::attr_float("causal_fill", static_cast<float>(sem.causal_fill)),
+       onnx_proto::attr_int("fill_once", sem.once ? 1 : 0), onnx_proto::attr_int("fill_round", fill_round)});
+  const Result r = run.run(model, feeds, "out");
+  EXPECT_TRUE(r.error.empty(), "%s: Run failed: %s", name, r.error.c_str());
+  if (!r.error.empty()) return;
+  const uint8_t* m = keep.data();
+  MaskAt mask = [m, N](int64_t b, int64_t, int64_t, int64_t j) { return KeyMask{1, m[b * N + j] != 0, 0.0}; };
+  const std::vector<double> ref = reference_rows({B, H, H, N, N, D, D}, contiguous(q, H, N, D), contiguous(k, H, N, D),
+                                                 contiguous(v, H, N, D), scale, mask, true, 0, sem);
+  const Tensor out = as_tensor(r, t);
+  size_t nan_bad = 0, nans = 0;
+  double num = 0, den = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double x = out.get(i);
+    if (std::isnan(ref[i])) {
+      ++nans;
+      nan_bad += !std::isnan(x);
+    } else if (!std::isfinite(x)) {
+      ++nan_bad;
+    } else {
+      num += (x - ref[i]) * (x - ref[i]);
+      den += ref[i] * ref[i];
+    }
+  }
+  const double err = std::sqrt(num / den);
+  std::printf("%-46s %-4s err %.2e  NaN elements %zu\n", name, dtype_name(t), err, nans);
+  EXPECT_TRUE(err <= tolerance(t), "%s: rel L2 error %.3e", name, err);
+  EXPECT_TRUE(nan_bad == 0, "%s: %zu elements disagree on NaN", name, nan_bad);
+}
+
 void window_case(Runner& run, const char* name, attnopt_dtype t, int64_t B, int64_t H, int64_t D,
                  const std::vector<int64_t>& grid, const std::vector<int64_t>& win, const std::vector<int64_t>& shift,
                  float scale) {
@@ -352,6 +407,18 @@ int main(int argc, char** argv) {
                 0.25f);
     window_case(run, "Window 1D 50 w 8 shift 5", ATTNOPT_BF16, 1, 3, 32, {50}, {8}, {5}, 0.17677669f);
     bad_mask_case(run);
+    RowSemantics once;  // one Where(And(causal, padding), 0, finfo.min)
+    once.mode = ATTNOPT_EMPTY_LITERAL;
+    once.mask_fill = once.causal_fill = -3.4028234663852886e38;
+    once.once = true;
+    empty_rows_case(run, "Flash left padding, finfo.min once: mean of V", ATTNOPT_F32, once, 0);
+    RowSemantics nan_rows;
+    nan_rows.mode = ATTNOPT_EMPTY_LITERAL;
+    empty_rows_case(run, "Flash left padding, -inf: NaN rows", ATTNOPT_F32, nan_rows, 0);
+    RowSemantics half = once;
+    half.mask_fill = half.causal_fill = -65504.0;
+    half.round = ATTNOPT_F16;
+    empty_rows_case(run, "Flash left padding, fp16 min once, rounded", ATTNOPT_F16, half, 1);
   }
   {
     // Two intra-op threads: the same bits as the direct call (checked inside).

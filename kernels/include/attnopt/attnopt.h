@@ -78,7 +78,30 @@ typedef struct attnopt_flash_params {
   int causal;         /* query i sees keys j <= i + Nk - Nq */
   int64_t window;     /* > 0 (with causal): and only keys j > i + Nk - Nq - window,
                          a sliding window of that many keys; 0 = none */
+  /* Rows with no visible key. A key is visible to a query when the bool mask
+   * keeps it, causal and window admit it, and a float mask is not -inf there
+   * (nor, when causal_fill is finite, at most causal_fill / 2: see
+   * docs/fully-masked-rows.md). A zeroed tail keeps the old behaviour. */
+  int empty_rows;     /* attnopt_empty_rows: what such a row yields */
+  float mask_fill;    /* LITERAL: added to the score of a key a bool mask drops */
+  float causal_fill;  /* LITERAL: added to the score of a key causal/window drops */
+  int fill_once;      /* LITERAL: 1 = a key both drop gets min(mask term, causal_fill)
+                         once (the source combined its conditions before one fill);
+                         0 = the two add (separate fills) */
+  attnopt_dtype fill_dtype; /* LITERAL: literal scores are rounded to this type, as
+                         the source graph's Add in that type did; F32 = none */
 } attnopt_flash_params;
+
+/* What a row with no visible key yields (attnopt_flash_params.empty_rows). */
+typedef enum attnopt_empty_rows {
+  ATTNOPT_EMPTY_ZERO = 0,         /* zeros (the default) */
+  ATTNOPT_EMPTY_LITERAL = 1,      /* softmax over every key's literal score (the
+                                     scaled score plus the mask value, mask_fill
+                                     and causal_fill as above); NaN when every
+                                     literal score is -inf, as softmax gives */
+  ATTNOPT_EMPTY_LITERAL_ZERO = 2  /* the same, but zeros where every literal
+                                     score is -inf (the source guarded them) */
+} attnopt_empty_rows;
 
 typedef struct attnopt_window_params {
   attnopt_dtype dtype;

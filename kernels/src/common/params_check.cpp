@@ -3,6 +3,8 @@
 #include "attnopt/attnopt.h"
 #include "common/window_geometry.h"
 
+#include <limits>
+
 extern "C" {
 
 const char* attnopt_status_string(int status) {
@@ -20,6 +22,9 @@ static bool valid_dtype(attnopt_dtype t) {
   return t == ATTNOPT_F32 || t == ATTNOPT_F16 || t == ATTNOPT_BF16;
 }
 
+// A fill is what the source added to a dropped key's score: -inf or finite.
+static bool valid_fill(float f) { return f == f && f != std::numeric_limits<float>::infinity(); }
+
 static bool valid_heads(int64_t b, int64_t hq, int64_t hkv) {
   return b >= 1 && hq >= 1 && hkv >= 1 && hq % hkv == 0;
 }
@@ -34,6 +39,11 @@ int attnopt_flash_params_check(const attnopt_flash_params* p) {
   if (p->len_k > 0 && (!p->k.data || !p->v.data)) return ATTNOPT_ERR_INVALID_ARGUMENT;
   // A sliding window bounds the keys below the causal limit: it needs causal.
   if (p->window < 0 || (p->window > 0 && !p->causal)) return ATTNOPT_ERR_INVALID_ARGUMENT;
+  // Rows with no visible key: a known mode, and fills that are -inf or finite.
+  if (p->empty_rows < ATTNOPT_EMPTY_ZERO || p->empty_rows > ATTNOPT_EMPTY_LITERAL_ZERO ||
+      (p->fill_once != 0 && p->fill_once != 1) || !valid_dtype(p->fill_dtype) || !valid_fill(p->mask_fill) ||
+      !valid_fill(p->causal_fill))
+    return ATTNOPT_ERR_INVALID_ARGUMENT;
   switch (p->mask_type) {
     case ATTNOPT_MASK_NONE: break;
     case ATTNOPT_MASK_BOOL:

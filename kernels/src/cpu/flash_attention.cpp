@@ -4,6 +4,7 @@
 
 #include "attnopt/attnopt.h"
 #include "cpu/attention_core.h"
+#include "cpu/empty_rows.h"
 #include "cpu/thread_pool.h"
 
 namespace attnopt {
@@ -52,5 +53,6 @@ extern "C" int attnopt_cpu_flash_attention_fwd(const attnopt_flash_params* p) {
         attend_block(core, b, h, h / group, queries, keys, scratch[worker]);
       },
       [&](int workers) { scratch.resize(workers); });
+  fix_empty_rows(*p);
   return ATTNOPT_OK;
 }

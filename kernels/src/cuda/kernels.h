@@ -26,6 +26,12 @@ cudaError_t launch_simt(attnopt_dtype dtype, bool window, KernelArgs args, const
 cudaError_t launch_mma(attnopt_dtype dtype, bool window, KernelArgs args, const LaunchShape& shape,
                        cudaStream_t stream);
 
+// The literal pass for rows with no visible key (flash_rows.cu), after the
+// attention kernel on the same stream; cudaSuccess without launching when p
+// cannot have such rows.
+cudaError_t launch_empty_rows(attnopt_dtype dtype, const KernelArgs& args, const attnopt_flash_params& p,
+                              cudaStream_t stream);
+
 }  // namespace cuda
 }  // namespace attnopt
 

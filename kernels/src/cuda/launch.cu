@@ -82,7 +82,10 @@ int attnopt_cuda_flash_attention_fwd(const attnopt_flash_params* p, void* stream
   a.k_vec = vec_ok(a.k, a.ks, a.dqk);
   a.v_vec = vec_ok(a.v, a.vs, a.dv);
   const LaunchShape shape{p->batch, p->heads_q, 1, p->len_q};
-  return dispatch(p->dtype, false, a, shape, stream);
+  const int rc = dispatch(p->dtype, false, a, shape, stream);
+  if (rc != ATTNOPT_OK) return rc;
+  const cudaError_t err = launch_empty_rows(p->dtype, a, *p, static_cast<cudaStream_t>(stream));
+  return err == cudaSuccess ? ATTNOPT_OK : err == cudaErrorNotSupported ? ATTNOPT_ERR_UNSUPPORTED : ATTNOPT_ERR_CUDA;
 }
 
 int attnopt_cuda_window_attention_fwd(const attnopt_window_params* p, void* stream) {

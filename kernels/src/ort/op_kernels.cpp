@@ -179,6 +179,11 @@ OrtStatusPtr compute_flash(const Kernel& kern, OrtKernelContext* ctx) {
   p.scale = kern.has_scale ? kern.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(p.dim_qk)));
   p.causal = kern.causal != 0;
   p.window = kern.sliding_window;
+  p.empty_rows = static_cast<int>(kern.empty_rows);
+  p.mask_fill = kern.mask_fill;
+  p.causal_fill = kern.causal_fill;
+  p.fill_once = static_cast<int>(kern.fill_once);
+  p.fill_dtype = kern.fill_round ? p.dtype : ATTNOPT_F32;
 
   TensorView m;
   RETURN_IF_ORT_ERROR(view_input(ctx, 3, &m));
@@ -270,6 +275,27 @@ OrtStatusPtr ints_attr(const OrtKernelInfo* info, const char* name, std::vector<
   return g_api->KernelInfoGetAttributeArray_int64(info, name, out->data(), &n);
 }
 
+// An optional scalar attribute, or fallback when the node lacks it.
+int64_t int_attr(const OrtKernelInfo* info, const char* name, int64_t fallback) {
+  int64_t v = fallback;
+  OrtStatusPtr st = g_api->KernelInfoGetAttribute_int64(info, name, &v);
+  if (st) {
+    g_api->ReleaseStatus(st);
+    v = fallback;
+  }
+  return v;
+}
+
+float float_attr(const OrtKernelInfo* info, const char* name, float fallback) {
+  float v = fallback;
+  OrtStatusPtr st = g_api->KernelInfoGetAttribute_float(info, name, &v);
+  if (st) {
+    g_api->ReleaseStatus(st);
+    v = fallback;
+  }
+  return v;
+}
+
 }  // namespace
 
 const OrtApi* api() { return g_api; }
@@ -296,6 +322,19 @@ OrtStatusPtr create_kernel(const OpDef& def, const OrtKernelInfo* info, void** o
     }
     if (k->sliding_window < 0 || (k->sliding_window > 0 && k->causal == 0))
       err = "FlashAttention: sliding_window must be >= 0 and needs causal=1";
+    // Rows with no visible key: all optional; -inf fills and zero rows by default.
+    k->empty_rows = int_attr(info, "empty_rows", 0);
+    k->fill_once = int_attr(info, "fill_once", 0);
+    k->fill_round = int_attr(info, "fill_round", 0);
+    k->mask_fill = float_attr(info, "mask_fill", -INFINITY);
+    k->causal_fill = float_attr(info, "causal_fill", -INFINITY);
+    if (err.empty() && (k->empty_rows < 0 || k->empty_rows > 2))
+      err = "FlashAttention: empty_rows must be 0 (zeros), 1 (literal) or 2 (literal, zeros where all -inf)";
+    else if (err.empty() && ((k->fill_once != 0 && k->fill_once != 1) || (k->fill_round != 0 && k->fill_round != 1)))
+      err = "FlashAttention: fill_once and fill_round must be 0 or 1";
+    else if (err.empty() && (std::isnan(k->mask_fill) || std::isnan(k->causal_fill) || k->mask_fill == INFINITY ||
+                             k->causal_fill == INFINITY))
+      err = "FlashAttention: mask_fill and causal_fill must be -inf or finite";
   } else {
     bool has_spatial = false, has_window = false, has_shift = false;
     st = ints_attr(info, "spatial_shape", &k->spatial, &has_spatial);

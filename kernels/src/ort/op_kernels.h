@@ -30,6 +30,10 @@ struct Kernel {
   float scale;
   int64_t causal;
   int64_t sliding_window;  // FlashAttention: 0 = none
+  // FlashAttention's rows with no visible key (attnopt.h, attnopt_empty_rows).
+  int64_t empty_rows;
+  float mask_fill, causal_fill;
+  int64_t fill_once, fill_round;
   std::vector<int64_t> spatial, window, shift;  // WindowAttention
 };
 
