@@ -80,7 +80,12 @@ func opFlashAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 		}
 		sp.setMask(m)
 	}
+	rows := rowSpecOf(c, q.DType)
+	if rows.mode < 0 || rows.mode > 2 {
+		return nil, fmt.Errorf("empty_rows %d: must be 0, 1 or 2", rows.mode)
+	}
 	o := flashAttention(sp, c.threads)
+	sp.fixRows(rows, o)
 	return []*Tensor{{DType: q.DType, Shape: sp.outShape(len(q.Shape)), F: o}}, nil
 }
 

@@ -26,13 +26,13 @@ func buildApprox(e *emitter, s *Site, p *Plan) (*graph.Value, error) {
 			graph.IntsAttr("shift", p.Shift), graph.FloatAttr("scale", float32(s.Scale)))
 	case PlanPoolKV:
 		k, v = poolTokens(e, k, p.Grid.Dims, p.Stride), poolTokens(e, v, p.Grid.Dims, p.Stride)
-		out = emitSDPA(e, s.ID, q, k, v, nil, s.Scale, false, false, 0)
+		out = emitSDPA(e, s.ID, q, k, v, nil, s.Scale, false, 0, Rows{})
 	case PlanPoolQKV:
 		if e.opset < 11 {
 			return nil, fmt.Errorf("pool qkv needs Resize with sizes (opset 11 or later), the model has opset %d", e.opset)
 		}
 		small := pooled(p.Grid.Dims, p.Stride)
-		o := emitSDPA(e, s.ID, poolTokens(e, q, p.Grid.Dims, p.Stride), poolTokens(e, k, p.Grid.Dims, p.Stride), poolTokens(e, v, p.Grid.Dims, p.Stride), nil, s.Scale, false, false, 0)
+		o := emitSDPA(e, s.ID, poolTokens(e, q, p.Grid.Dims, p.Stride), poolTokens(e, k, p.Grid.Dims, p.Stride), poolTokens(e, v, p.Grid.Dims, p.Stride), nil, s.Scale, false, 0, Rows{})
 		out = upsampleTokens(e, o, q, small, p.Grid.Dims, p.Upsample)
 	default:
 		return nil, fmt.Errorf("unknown plan %q", p.Kind)

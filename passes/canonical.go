@@ -22,8 +22,9 @@ import (
 //	attrs   scale (float), causal (int, bottom-right aligned),
 //	        sliding_window (int, with causal: only the last W keys a query
 //	        sees, W > 0),
-//	        zero_rows (int: rows the mask empties must be 0, as the original
-//	        graph's guard made them), site (int: the site id)
+//	        empty_rows, mask_fill, causal_fill, fill_once, fill_round (what
+//	        a row that sees no key yields, from the source's fills: rows.go),
+//	        site (int: the site id)
 //	output  (B, Hq, Nq, Dv) or (B', Nq, Dv), in Q's type
 //
 // Its semantics are attnopt.FlashAttention's, so the pure-Go runtime
@@ -41,7 +42,7 @@ type SDPA struct {
 	Scale         float64
 	Causal        bool
 	Window        int64 // sliding_window: > 0 with Causal
-	ZeroRows      bool
+	Rows          Rows
 	Site          int
 }
 
@@ -55,13 +56,13 @@ func sdpaOf(n *graph.Node) *SDPA {
 		Scale:    float64(n.AttrFloat("scale", 1)),
 		Causal:   n.AttrInt("causal", 0) == 1,
 		Window:   n.AttrInt("sliding_window", 0),
-		ZeroRows: n.AttrInt("zero_rows", 0) == 1,
+		Rows:     rowsOf(n),
 		Site:     int(n.AttrInt("site", -1)),
 	}
 }
 
 // emitSDPA adds a canonical node over operands already in its layout.
-func emitSDPA(e *emitter, site int, q, k, v, mask *graph.Value, scale float64, causal, zeroRows bool, window int64) *graph.Value {
+func emitSDPA(e *emitter, site int, q, k, v, mask *graph.Value, scale float64, causal bool, window int64, rows Rows) *graph.Value {
 	ins := []*graph.Value{q, k, v}
 	if mask != nil {
 		ins = append(ins, mask)
@@ -70,7 +71,8 @@ func emitSDPA(e *emitter, site int, q, k, v, mask *graph.Value, scale float64, c
 	if window > 0 {
 		attrs = append(attrs, graph.IntAttr("sliding_window", window))
 	}
-	attrs = append(attrs, graph.IntAttr("zero_rows", boolInt(zeroRows)), graph.IntAttr("site", int64(site)))
+	attrs = append(attrs, rows.attrs()...)
+	attrs = append(attrs, graph.IntAttr("site", int64(site)))
 	return e.op(canonicalOp, canonicalDomain, ins, attrs...)
 }
 

@@ -4,18 +4,17 @@ import (
 	"github.com/attnopt/attnopt/graph"
 )
 
-// Fully masked rows. The original graph of a site with ZeroRowGuard sets
-// the rows whose keys are all masked to zero (ONNX's Attention body, PyTorch
-// SDPA's IsNaN guard). attnopt.FlashAttention does that itself;
-// MultiHeadAttention and ONNX Attention in ONNX Runtime give NaN or a uniform
-// average there, so their rewrites keep an explicit guard on the output,
-// computed from the mask (its size, never N² per head).
+// Fully masked rows (docs/fully-masked-rows.md). attnopt.FlashAttention
+// gives a row that sees no key what the canonical op states (rows.go);
+// MultiHeadAttention and ONNX Attention in ONNX Runtime give NaN, zeros or
+// a uniform average there, by version, so their rewrites set such rows
+// explicitly where the source's value is not what the runtime computes,
+// with a guard computed from the mask (its size, never N² per head).
 
-// guardRows zeroes the rows of out (the lowered op's result in the
-// canonical layout) whose mask admits no key, when the canonical op asks
-// for zero rows.
-func guardRows(e *emitter, o *SDPA, out *graph.Value) *graph.Value {
-	if !o.ZeroRows || o.Mask == nil {
+// guardRows sets to value the rows of out (the lowered op's result in the
+// canonical layout) whose mask admits no key.
+func guardRows(e *emitter, o *SDPA, out *graph.Value, value float64) *graph.Value {
+	if o.Mask == nil {
 		return out
 	}
 	keep := o.Mask
@@ -32,7 +31,7 @@ func guardRows(e *emitter, o *SDPA, out *graph.Value) *graph.Value {
 	if empty.Type.Rank() > out.Type.Rank() && out.Type.Rank() == 3 {
 		empty = e.squeeze(empty, 1)
 	}
-	return e.op("Where", "", []*graph.Value{empty, e.scalar(out.Type.DType, 0), out})
+	return e.op("Where", "", []*graph.Value{empty, e.scalar(out.Type.DType, value), out})
 }
 
 // causalEmptyRows adds the rows the causal limit empties: query i keeps

@@ -7,30 +7,31 @@ import (
 )
 
 // maskInput builds the one mask tensor a fused op reads from the site's mask
-// terms. A single bool term stays bool when the target reads bool masks
-// (unless it fills with a finite value, which a bool cannot say: a fully
-// masked row then averages its values as the original does); otherwise
-// every term becomes additive in dtype dt and they are summed. No term is
+// terms. A single bool term stays bool when the target reads bool masks,
+// with the fill it drops keys with (nil: −inf; the canonical op states it
+// as mask_fill, rows.go); otherwise every term becomes additive in dtype dt
+// (a finite fill as itself) and they are summed. No term is
 // expanded over heads, except a term added in a batch view of the scores
 // (Swin's windows, BLOOM's heads), which is tiled over that view's two split
 // axes to reach the site's frame (unview).
-func maskInput(e *emitter, s *Site, dt graph.DType, boolOK bool) (*graph.Value, error) {
+func maskInput(e *emitter, s *Site, dt graph.DType, boolOK bool) (*graph.Value, *float64, error) {
 	if len(s.Masks) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	if len(s.Masks) == 1 && s.Masks[0].Kind == MaskBool && s.Masks[0].Fill == nil && boolOK {
+	if len(s.Masks) == 1 && s.Masks[0].Kind == MaskBool && boolOK {
 		t := s.Masks[0]
 		v := t.Value
 		if t.Inverted {
 			v = e.op("Not", "", []*graph.Value{v})
 		}
-		return unview(e, s, t, v)
+		m, err := unview(e, s, t, v)
+		return m, t.Fill, err
 	}
 	var sum *graph.Value
 	for _, t := range s.Masks {
 		v, err := termBias(e, s, t, dt)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if sum == nil {
 			sum = v
@@ -38,7 +39,7 @@ func maskInput(e *emitter, s *Site, dt graph.DType, boolOK bool) (*graph.Value, 
 			sum = e.op("Add", "", []*graph.Value{sum, v})
 		}
 	}
-	return sum, nil
+	return sum, nil, nil
 }
 
 func termBias(e *emitter, s *Site, t MaskTerm, dt graph.DType) (*graph.Value, error) {

@@ -40,6 +40,19 @@ var layoutGrowth = map[string]map[string]int{
 		// and MultiHeadAttention has no sliding window: the band is rebuilt
 		// from Range (Squeeze/Unsqueeze of the lengths) as its bias.
 		"hf_mistral_window": 25,
+		// GPT-2's and BLOOM's causal term fills with finfo.min beside a
+		// padding mask: a row that sees no key averages V over the keys
+		// the fills leave, so the causal term is a bias plane carrying that
+		// fill (built from Range: Squeeze/Unsqueeze of the lengths), not
+		// unidirectional, which drops with −inf (lower_rows.go).
+		"hf_gpt2": 4, "hf_gpt2_dynamo": 7, "hf_bloom": 1, "hf_bloom_dynamo": 8, "hf_bloom_dynamo_op23": 8,
+		// The fully-masked-row fixtures (testdata/export/export_padding.py):
+		// graph-input Q/K/V for SDPA; for Qwen3 the GQA repeat plus, under
+		// dynamo, the finfo.min causal plane; for ModernBERT the local
+		// window's band plane.
+		"sdpa_dead_row": 7, "sdpa_dead_row_dynamo": 5, "sdpa_dead_row_dynamo_op23": 8,
+		"hf_qwen3_leftpad": 17, "hf_qwen3_leftpad_dynamo": 12, "hf_qwen3_leftpad_dynamo_op23": 22,
+		"hf_modernbert_pad": 11, "hf_modernbert_pad_dynamo_op23": 18,
 		// Three unbind adapters per block stay (the model's output-side
 		// rearrange cancels; its Transpose of the packed QKV is re-permuted
 		// once, cleanup_sink.go).

@@ -10,17 +10,21 @@ import (
 // and one attnopt.internal.SDPA computes the attention; the result goes back
 // to the site's output layout. Cleanup cancels adapters against the model's
 // own layout ops and the lowering's.
-func liftSite(e *emitter, s *Site) (*graph.Value, error) {
+func liftSite(e *emitter, s *Site, zeroEmpty bool) (*graph.Value, error) {
 	q, k, v := scaledQ(e, s), naturalK(e, s), naturalV(e, s)
 	if s.Rank == 2 {
 		q, k, v = e.unsqueeze(q, 0), e.unsqueeze(k, 0), e.unsqueeze(v, 0)
 	}
-	mask, err := maskInput(e, s, scoreDType(s), true)
+	mask, maskFill, err := maskInput(e, s, scoreDType(s), true)
 	if err != nil {
 		return nil, err
 	}
 	mask = liftMaskRank(e, s, mask)
-	out := emitSDPA(e, s.ID, q, k, v, mask, s.Scale, s.Causal, s.ZeroRowGuard && mask != nil, s.SlidingWindow)
+	rows := rowsOfSite(s, mask, maskFill, s.QLen, s.KVLen)
+	if zeroEmpty {
+		rows = Rows{}
+	}
+	out := emitSDPA(e, s.ID, q, k, v, mask, s.Scale, s.Causal, s.SlidingWindow, rows)
 	if s.Rank == 2 {
 		out = e.squeeze(out, 0)
 	}

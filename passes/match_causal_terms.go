@@ -10,6 +10,11 @@ type maskLeaf struct {
 	v        *graph.Value
 	bias     bool
 	inverted bool
+	// fill is what a bool leaf's Where adds to the keys it drops (nil:
+	// −inf); leaves of one group (one Where over an And, or a Min) share
+	// it once (match_fills.go).
+	fill  *float64
+	group *graph.Node
 }
 
 // causalTerm is a mask term proved triangular, kept aside until the site's
@@ -22,6 +27,10 @@ type causalTerm struct {
 	// keep: the term carries more than the triangle (a constant bias with
 	// relative-position values where it keeps keys) and stays a mask too.
 	keep bool
+	// fill is what the term adds to the keys it drops (nil: −inf); once
+	// says it shares that fill with other mask terms of its group.
+	fill *float64
+	once bool
 }
 
 // biasLeaves splits an additive mask into terms that add up to it: Add of
@@ -37,10 +46,11 @@ func biasLeaves(v *graph.Value, depth int) []maskLeaf {
 	case p.Is("Add"):
 		return append(biasLeaves(p.Input(0), depth+1), biasLeaves(p.Input(1), depth+1)...)
 	case p.Is("Min") && len(p.Inputs) == 2 && nonPositive(p.Input(0), 0) && nonPositive(p.Input(1), 0):
-		return append(biasLeaves(p.Input(0), depth+1), biasLeaves(p.Input(1), depth+1)...)
+		// min of two drop terms drops a key once: one group.
+		return inGroup(append(biasLeaves(p.Input(0), depth+1), biasLeaves(p.Input(1), depth+1)...), p)
 	case p.Is("Where"):
 		if cond, inv, ok := boolMaskOfWhere(p); ok {
-			return condLeaves(cond, inv, depth+1)
+			return withFill(condLeaves(cond, inv, depth+1), finiteFill(whereFill(p)), p)
 		}
 		for i := 1; i <= 2; i++ {
 			if c, ok := p.Input(i).Scalar(); ok && negInf(c) {
@@ -48,11 +58,62 @@ func biasLeaves(v *graph.Value, depth int) []maskLeaf {
 					break
 				}
 				// Where(c, x, −inf): keep x where c; Where(c, −inf, x): where not c.
-				return append(biasLeaves(p.Input(3-i), depth+1), condLeaves(p.Input(0), i == 1, depth+1)...)
+				conds := withFill(condLeaves(p.Input(0), i == 1, depth+1), finiteFill(c), p)
+				return append(biasLeaves(p.Input(3-i), depth+1), conds...)
 			}
 		}
 	}
 	return []maskLeaf{{v: v, bias: true}}
+}
+
+// withFill gives bool leaves the fill of the Where that applied them, as
+// one group.
+func withFill(ls []maskLeaf, fill *float64, group *graph.Node) []maskLeaf {
+	for i := range ls {
+		if !ls[i].bias {
+			ls[i].fill = fill
+		}
+		ls[i].group = group
+	}
+	return ls
+}
+
+// inGroup puts leaves that have no group yet into group.
+func inGroup(ls []maskLeaf, group *graph.Node) []maskLeaf {
+	for i := range ls {
+		if ls[i].group == nil {
+			ls[i].group = group
+		}
+	}
+	return ls
+}
+
+// leafFill is what a leaf adds to the keys it drops.
+func leafFill(l maskLeaf) *float64 {
+	if !l.bias {
+		return l.fill
+	}
+	f, _ := biasDropFill(l.v, 0)
+	return f
+}
+
+// sharesFill reports whether another leaf that drops keys is in c's group.
+func sharesFill(leaves []maskLeaf, c int) bool {
+	if leaves[c].group == nil {
+		return false
+	}
+	for i, l := range leaves {
+		if i != c && l.group == leaves[c].group && !keepsAll(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// keepsAll reports a leaf that keeps every key (a zero bias, an all-true
+// condition).
+func keepsAll(l maskLeaf) bool {
+	return (l.bias && isZeroTensor(l.v)) || (!l.bias && filledWith(l.v, func(x float64) bool { return (x != 0) != l.inverted }))
 }
 
 // condLeaves splits a keep condition And(a, b) (or a drop condition
@@ -139,21 +200,23 @@ func (m *matcher) peelCausalLeaves(s *Site, leaves []maskLeaf, term func(maskLea
 	if !found {
 		return false
 	}
-	for _, l := range leaves {
-		if (l.bias && isZeroTensor(l.v)) || (!l.bias && filledWith(l.v, func(x float64) bool { return (x != 0) != l.inverted })) {
-			continue // keeps every key
+	for i, l := range leaves {
+		if keepsAll(l) {
+			continue
 		}
 		if t, ok := leafTri(l); ok {
-			s.causalTerms = append(s.causalTerms, causalTerm{t: t, v: l.v, term: term(l)})
+			s.causalTerms = append(s.causalTerms, causalTerm{t: t, v: l.v, term: term(l), fill: leafFill(l), once: sharesFill(leaves, i)})
 			continue
 		}
 		if t, ok := biasDropTri(l); ok {
+			// The bias keeps its own fill as a mask; the skipped keys add
+			// nothing more.
 			s.causalTerms = append(s.causalTerms, causalTerm{t: t, v: l.v, term: term(l), keep: true})
 			continue
 		}
 		if t, ok := leafPattern(l); ok && t.neg {
 			// Keys j > i + off: with the causal term, a sliding window.
-			s.band = &causalTerm{t: t, v: l.v}
+			s.band = &causalTerm{t: t, v: l.v, fill: leafFill(l)}
 		}
 		m.addMask(s, term(l))
 	}
@@ -179,7 +242,7 @@ func (m *matcher) peelCausalBias(bias *graph.Value, s *Site) bool {
 		if l.bias {
 			return MaskTerm{Kind: MaskAdditive, Value: l.v, Form: MaskFormAdd}
 		}
-		return MaskTerm{Kind: MaskBool, Value: l.v, Inverted: l.inverted, Form: MaskFormAddWhere}
+		return MaskTerm{Kind: MaskBool, Value: l.v, Inverted: l.inverted, Fill: l.fill, Form: MaskFormAddWhere}
 	})
 }
 
@@ -187,12 +250,12 @@ func (m *matcher) peelCausalBias(bias *graph.Value, s *Site) bool {
 // where cond has a causal term. A finite fill stays an additive mask for the
 // other terms, as in peelWhereMask.
 func (m *matcher) peelCausalCond(cond *graph.Value, inverted bool, fill float64, s *Site) bool {
-	leaves := condLeaves(cond, inverted, 0)
+	// One fill for every leaf of the condition: a key several drop gets it once.
+	leaves := withFill(condLeaves(cond, inverted, 0), finiteFill(fill), cond.Producer())
 	return m.peelCausalLeaves(s, leaves, func(l maskLeaf) MaskTerm {
-		t := MaskTerm{Kind: MaskBool, Value: l.v, Inverted: l.inverted, Form: MaskFormWhere}
+		t := MaskTerm{Kind: MaskBool, Value: l.v, Inverted: l.inverted, Fill: finiteFill(fill), Form: MaskFormWhere}
 		if !negInf(fill) {
-			f := fill
-			t.Kind, t.Fill = MaskAdditive, &f
+			t.Kind = MaskAdditive
 		}
 		return t
 	})
@@ -204,6 +267,10 @@ func (m *matcher) peelCausalCond(cond *graph.Value, inverted bool, fill float64,
 func (m *matcher) resolveCausal(s *Site) (kept bool) {
 	for _, c := range s.causalTerms {
 		if causalFits(s, c) {
+			if !c.keep {
+				s.addCausalFill(c.fill)
+				s.Fills.Once = s.Fills.Once || c.once
+			}
 			s.Causal = true
 			if s.MaskForm == "" {
 				s.MaskForm = c.term.Form.causal()
@@ -216,7 +283,9 @@ func (m *matcher) resolveCausal(s *Site) (kept bool) {
 		kept = true
 	}
 	s.causalTerms = nil
-	if s.band != nil && s.Causal && onPlane(s, s.band.v, s.band.term.BatchView) {
+	// The window drops keys with the causal fill, so a band with another
+	// fill stays a mask.
+	if s.band != nil && s.Causal && onPlane(s, s.band.v, s.band.term.BatchView) && fillValue(s.band.fill) == fillValue(s.Fills.Causal) {
 		// The band keeps j ≥ i + off + 1 and causal j ≤ i + Nk − Nq: each
 		// query sees the w = Nk − Nq − off keys before it (itself included).
 		if lag, ok := dimMinus(s.KVLen, s.QLen); ok {

@@ -78,7 +78,7 @@ var addForms = []maskForm[addTerm]{
 			return false, nil
 		}
 		s.biasInputs = append(s.biasInputs, t.bias)
-		m.addMask(s, MaskTerm{Kind: MaskBool, Value: cond, Inverted: inv, Form: MaskFormAddWhere})
+		m.addMask(s, MaskTerm{Kind: MaskBool, Value: cond, Inverted: inv, Fill: finiteFill(whereFill(w)), Form: MaskFormAddWhere})
 		return true, nil
 	}},
 	// diffusers' baddbmm(empty, q, kᵀ, beta=0) adds a zero tensor.
@@ -106,6 +106,7 @@ func (m *matcher) peelAddMask(n *graph.Node, s *Site) (*graph.Value, *Reject) {
 	if !bias.Type.DType.IsFloat() && bias.Type.DType != graph.Undefined {
 		return nil, reject(bias.Name, "node %q adds %q of type %s to the scores", n.Label(), bias.Name, bias.Type.DType)
 	}
+	s.noteFillType(n)
 	if r := takeMask(m, addForms, n, addTerm{x, bias}, s); r != nil {
 		return nil, r
 	}
@@ -168,8 +169,9 @@ var whereForms = []maskForm[whereTerm]{
 		if s.Causal {
 			return true, reject(n.Label(), "a second causal mask on the same scores")
 		}
-		// Every row of a bottom-right causal mask keeps at least one key, so
-		// a finite fill is equivalent to -inf here.
+		// A row that sees no key (with a padding term, or Nq > Nk) still
+		// gives the fill's result: the op records it.
+		s.addCausalFill(finiteFill(t.fill))
 		s.Causal = true
 		if s.MaskForm == "" {
 			s.MaskForm = MaskFormCausalWhere
@@ -185,7 +187,7 @@ var whereForms = []maskForm[whereTerm]{
 		if !negInf(t.fill) {
 			return false, nil
 		}
-		m.addMask(s, MaskTerm{Kind: MaskBool, Value: t.cond, Inverted: t.inverted, Form: MaskFormWhere})
+		m.addMask(s, MaskTerm{Kind: MaskBool, Value: t.cond, Inverted: t.inverted, Fill: finiteFill(t.fill), Form: MaskFormWhere})
 		return true, nil
 	}},
 	// A finite fill differs from a bool mask on fully masked rows; keep it
@@ -208,6 +210,7 @@ func (m *matcher) peelWhereMask(n *graph.Node, s *Site) (*graph.Value, *Reject) 
 	if !ok {
 		return nil, reject(fill.Name, "node %q fills masked scores with %q, which is not a constant scalar", n.Label(), fill.Name)
 	}
+	s.noteFillType(n)
 	if r := takeMask(m, whereForms, n, whereTerm{cond, c, inverted}, s); r != nil {
 		return nil, r
 	}

@@ -12,6 +12,10 @@ type Options struct {
 	Target     string
 	VerifyEach bool // run the graph verifier after every pass
 	Approx     ApproxOptions
+	// ZeroEmptyRows is a test hook: rows that see no key give zeros, as
+	// before the canonical op stated the source's fills (rows.go), so a
+	// test can show validation catches that.
+	ZeroEmptyRows bool
 
 	scope *nestScope // set when rewriting a subgraph (passes/rewrite_nested.go)
 }
@@ -162,7 +166,7 @@ func matchPass(c *Context) error {
 func liftPass(c *Context) error {
 	for _, s := range c.Match.Sites {
 		a := Action{Site: s, Op: c.Target.Op(), Plan: choosePlan(s, c.Opts.Approx)}
-		build := func(e *emitter) (*graph.Value, error) { return liftSite(e, s) }
+		build := func(e *emitter) (*graph.Value, error) { return liftSite(e, s, c.Opts.ZeroEmptyRows) }
 		switch {
 		case a.Plan.Approximate():
 			if a.Plan.Kind == PlanWindow {

@@ -62,6 +62,9 @@ type Site struct {
 	// also has a band mask term (Mistral's sliding window). The band term is
 	// dropped from Masks: the canonical op states it as sliding_window.
 	SlidingWindow int64
+	// Fills are what the source adds to dropped keys, which decides what a
+	// row that sees no key yields (match_fills.go).
+	Fills Fills
 
 	ScoreOp   string // MatMul or Einsum
 	Softmax   *graph.Node
@@ -131,8 +134,9 @@ type MaskTerm struct {
 	Value *graph.Value // bool condition or additive tensor, unexpanded
 	// Inverted marks a condition that is true for keys to drop.
 	Inverted bool
-	// Fill is the finite fill of Where(mask, x, fill), kept as an additive
-	// mask Where(mask, 0, fill); nil otherwise.
+	// Fill is the finite fill of Where(mask, x, fill): an additive term
+	// Where(mask, 0, fill) for Kind additive, the bool mask's drop value for
+	// Kind bool (finfo.min, say); nil is −inf.
 	Fill *float64
 	Form MaskForm
 	// BatchView is set when the term is added in a view of the scores whose

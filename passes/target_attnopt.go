@@ -26,7 +26,7 @@ func (attnoptTarget) Accept(o *SDPA) error {
 }
 
 // Lower: FlashAttention is the canonical op's semantics, operand for
-// operand; it zeroes rows the mask empties by itself.
+// operand, its rows with no visible key included (rows.go).
 func (attnoptTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
 	ins := []*graph.Value{o.Q, o.K, o.V}
 	if o.Mask != nil {
@@ -36,6 +36,7 @@ func (attnoptTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
 	if o.Window > 0 {
 		attrs = append(attrs, graph.IntAttr("sliding_window", o.Window))
 	}
+	attrs = append(attrs, o.Rows.attrs()...)
 	return e.op("FlashAttention", "attnopt", ins, attrs...), nil
 }
 

@@ -2,6 +2,7 @@ package passes
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/attnopt/attnopt/graph"
 )
@@ -53,21 +54,33 @@ func (onnxTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
 		q, k, v = e.unsqueeze(q, 1), e.unsqueeze(k, 1), e.unsqueeze(v, 1)
 	}
 	ins := []*graph.Value{q, k, v}
-	if mask := withBand(e, o, o.Mask, o.DType(), false); mask != nil {
+	if mask := rowsBias(e, o, o.DType(), true); mask != nil {
+		if o.Rows.Finite() {
+			mask = clampLowest(e, mask, o.DType())
+		}
 		if mask.Type.DType != graph.Bool && mask.Type.DType != o.DType() {
 			mask = e.op("Cast", "", []*graph.Value{mask}, graph.IntAttr("to", int64(o.DType())))
 		}
 		ins = append(ins, fullQueryAxis(e, mask, q))
 	}
 	attrs := []*graph.Attr{graph.FloatAttr("scale", float32(o.Scale))}
-	if o.Causal {
+	if o.Causal && !causalAsBias(o) {
 		attrs = append(attrs, graph.IntAttr("is_causal", 1))
 	}
 	out := e.op("Attention", "", ins, attrs...)
 	if folded {
 		out = e.squeeze(out, 1)
 	}
-	return guardRows(e, o, out), nil
+	// ONNX Runtime's Attention gives zeros (1.31+), NaN or the mean of V
+	// (1.24, bool masks) for a row that sees no key: the guard states the
+	// source's value, NaN without a source guard, zeros with one.
+	switch {
+	case !o.Rows.Literal():
+		return guardRows(e, o, out, 0), nil
+	case !o.Rows.Finite():
+		return guardRows(e, o, out, math.NaN()), nil
+	}
+	return out, nil
 }
 
 func init() {
@@ -97,4 +110,15 @@ func fullQueryAxis(e *emitter, mask, q4 *graph.Value) *graph.Value {
 	nk := e.shapeSlice(mask, int64(r-1), int64(r))
 	target := e.op("Concat", "", []*graph.Value{lead, nq, nk}, graph.IntAttr("axis", 0))
 	return e.op("Expand", "", []*graph.Value{mask, target})
+}
+
+// clampLowest moves float32's lowest value in an additive mask one step up
+// (−3.4028233e38): ONNX Runtime 1.31+ reads exactly finfo.min as "no key"
+// and zeros a row of it, where the spec's softmax (and the source graph)
+// averages V. Any fill ≤ −1e30 drops the same keys, so nothing else moves.
+func clampLowest(e *emitter, mask *graph.Value, dt graph.DType) *graph.Value {
+	if mask.Type.DType != graph.Float32 || dt != graph.Float32 {
+		return mask
+	}
+	return e.op("Max", "", []*graph.Value{mask, e.scalar(graph.Float32, -3.4028233e38)})
 }

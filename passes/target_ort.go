@@ -66,7 +66,7 @@ func (ortTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
 		q, k, v = to3D(e, q), to3D(e, k), to3D(e, v)
 	}
 	ins := []*graph.Value{q, k, v}
-	if mask := withBand(e, o, o.Mask, o.DType(), true); mask != nil {
+	if mask := rowsBias(e, o, o.DType(), false); mask != nil {
 		bias := biasOf(e, mask, o.DType())
 		if r := bias.Type.Rank(); r < 4 {
 			lead := make([]int64, 4-r)
@@ -78,14 +78,20 @@ func (ortTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
 		ins = append(ins, nil, nil, fullQueryKeyAxes(e, bias, q, k))
 	}
 	attrs := []*graph.Attr{graph.IntAttr("num_heads", heads), graph.FloatAttr("scale", float32(o.Scale))}
-	if o.Causal {
+	if o.Causal && !causalAsBias(o) {
 		attrs = append(attrs, graph.IntAttr("unidirectional", 1))
 	}
 	out := e.op("MultiHeadAttention", "com.microsoft", ins, attrs...)
 	if o.Rank() == 4 {
 		out = e.transpose(e.reshape(out, 0, 0, heads, -1), 0, 2, 1, 3)
 	}
-	return guardRows(e, o, out), nil
+	// MultiHeadAttention gives NaN for a row whose bias is all −inf, as the
+	// source does without a guard; literal rows with finite fills it computes
+	// itself.
+	if o.Rows.Literal() {
+		return out, nil
+	}
+	return guardRows(e, o, out, 0), nil
 }
 
 func init() {

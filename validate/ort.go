@@ -28,6 +28,9 @@ func NewORTRunner(libFlag, customOpsFlag string) (*ORTRunner, error) {
 
 func (r *ORTRunner) Name() string { return "ort" }
 
+// Version is the loaded ONNX Runtime's version, e.g. "1.24.3".
+func (r *ORTRunner) Version() string { return r.rt.Version() }
+
 func (r *ORTRunner) Run(m *graph.Model, in map[string]*eval.Tensor) (map[string]*eval.Tensor, error) {
 	data, err := m.Marshal()
 	if err != nil {

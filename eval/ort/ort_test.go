@@ -213,6 +213,9 @@ func TestFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if why, ok := attention23Rows[filepath.Base(dir)]; ok && versionBefore(r.Version(), 1, 31) {
+				t.Skipf("ONNX Runtime %s: %s", r.Version(), why)
+			}
 			m, err := graph.Load(path)
 			if err != nil {
 				t.Skipf("model does not load (export in progress?): %v", err)
@@ -249,6 +252,24 @@ func TestFixtures(t *testing.T) {
 		t.Skip("no fixtures under testdata/models")
 	}
 	t.Logf("%d fixtures compared with their stored outputs; max |ORT - stored| by output type: %v", compared, worst)
+}
+
+// attention23Rows are fixtures whose ONNX Attention-23 ops have query rows
+// that see no key: the spec (and ONNX Runtime 1.31+, which made the stored
+// outputs) gives zeros there, ONNX Runtime before 1.31 the mean of V.
+var attention23Rows = map[string]string{
+	"hf_qwen3_leftpad_dynamo_op23":  "Attention-23 returns the mean of V for a fully masked row (spec: zeros)",
+	"hf_modernbert_pad_dynamo_op23": "Attention-23 returns the mean of V for a fully masked row (spec: zeros)",
+	"sdpa_dead_row_dynamo_op23":     "Attention-23 returns the mean of V for a fully masked row (spec: zeros)",
+}
+
+// versionBefore reports whether version "X.Y.Z" is older than major.minor.
+func versionBefore(version string, major, minor int) bool {
+	var a, b int
+	if _, err := fmt.Sscanf(version, "%d.%d", &a, &b); err != nil {
+		return false
+	}
+	return a < major || (a == major && b < minor)
 }
 
 func randTensor(rng *rand.Rand, dt graph.DType, shape ...int) *eval.Tensor {

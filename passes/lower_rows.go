@@ -1,0 +1,71 @@
+package passes
+
+import (
+	"math"
+
+	"github.com/attnopt/attnopt/graph"
+)
+
+// Rows with no visible key for targets whose op has no row attributes
+// (MultiHeadAttention, ONNX Attention; docs/fully-masked-rows.md). Their
+// runtimes compute a masked row's softmax literally over an additive bias,
+// so the lowering writes the source's fills into that bias: a bool mask
+// drops keys with mask_fill, and a causal term with a finite fill becomes a
+// bias plane with it (combined once or summed, as the source combined it)
+// instead of the op's causal flag, which drops with −inf.
+
+// causalAsBias reports whether the lowering must spell causal (and the
+// window) as a bias plane carrying the causal fill.
+func causalAsBias(o *SDPA) bool {
+	return o.Causal && o.Rows.Literal() && !math.IsInf(o.Rows.CausalFill, -1)
+}
+
+// rowsBias is the canonical op's mask as one additive bias in dt with the
+// source's fills, the causal plane included when causalAsBias; nil when
+// there is no mask and no such plane. asBool keeps a bool mask bool when
+// nothing needs a fill (dropping with −inf).
+func rowsBias(e *emitter, o *SDPA, dt graph.DType, asBool bool) *graph.Value {
+	mask := o.Mask
+	fill := negInfinity
+	if o.Rows.Literal() {
+		fill = o.Rows.MaskFill
+	}
+	if !causalAsBias(o) {
+		if mask != nil && mask.Type.DType == graph.Bool && !math.IsInf(fill, -1) {
+			mask = e.boolToBias(mask, false, fill, dt)
+		}
+		return withBand(e, o, mask, dt, !asBool)
+	}
+	var m *graph.Value
+	if mask != nil {
+		if mask.Type.DType == graph.Bool {
+			m = e.boolToBias(mask, false, fill, dt)
+		} else {
+			m = biasOf(e, mask, dt)
+		}
+	}
+	keep := causalPlane(e, o)
+	fc := e.scalar(dt, o.Rows.CausalFill)
+	switch {
+	case m == nil:
+		return e.op("Where", "", []*graph.Value{keep, e.scalar(dt, 0), fc})
+	case o.Rows.Once:
+		return e.op("Where", "", []*graph.Value{keep, m, e.op("Min", "", []*graph.Value{m, fc})})
+	}
+	return e.op("Add", "", []*graph.Value{m, e.op("Where", "", []*graph.Value{keep, e.scalar(dt, 0), fc})})
+}
+
+// causalPlane is the (Nq, Nk) keep plane of causal and the window:
+// j ≤ i + Nk − Nq and, with a window W, j > i + Nk − Nq − W.
+func causalPlane(e *emitter, o *SDPA) *graph.Value {
+	nq, nk := o.lengths(e)
+	rows := e.unsqueeze(e.positions(nq), 1)
+	cols := e.unsqueeze(e.positions(nk), 0)
+	last := e.op("Add", "", []*graph.Value{rows, e.op("Sub", "", []*graph.Value{nk, nq})})
+	keep := e.op("LessOrEqual", "", []*graph.Value{cols, last})
+	if o.Window > 0 {
+		first := e.op("Sub", "", []*graph.Value{last, e.i64Scalar(o.Window)})
+		keep = e.op("And", "", []*graph.Value{keep, e.op("Greater", "", []*graph.Value{cols, first})})
+	}
+	return keep
+}
