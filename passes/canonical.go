@@ -53,11 +53,11 @@ func isCanonical(n *graph.Node) bool { return n.Domain == canonicalDomain && n.O
 func sdpaOf(n *graph.Node) *SDPA {
 	return &SDPA{
 		Node: n, Q: n.Input(0), K: n.Input(1), V: n.Input(2), Mask: n.Input(3),
-		Scale:    float64(n.AttrFloat("scale", 1)),
-		Causal:   n.AttrInt("causal", 0) == 1,
-		Window:   n.AttrInt("sliding_window", 0),
-		Rows:     rowsOf(n),
-		Site:     int(n.AttrInt("site", -1)),
+		Scale:  float64(n.AttrFloat("scale", 1)),
+		Causal: n.AttrInt("causal", 0) == 1,
+		Window: n.AttrInt("sliding_window", 0),
+		Rows:   rowsOf(n),
+		Site:   int(n.AttrInt("site", -1)),
 	}
 }
 
