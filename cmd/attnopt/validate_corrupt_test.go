@@ -156,8 +156,8 @@ func TestValidateCatchesCorruptedApproximateBigSite(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			good := filepath.Join(dir, "good.onnx")
-			if code, _, stderr := runCLI("rewrite", orig, c.plan, "-o", good, "--quiet"); code != 0 {
-				t.Fatal(stderr)
+			if code, _, stderr := runCLI("rewrite", orig, c.plan, "-o", good, "--quiet"); code != exitApproximate {
+				t.Fatalf("rewrite: exit %d, want 4 (approximate, no --max-error): %s", code, stderr)
 			}
 			data, _ := os.ReadFile(good)
 			var mp onnxpb.ModelProto
