@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/attnopt/attnopt/eval"
 	"github.com/attnopt/attnopt/graph"
@@ -72,10 +73,15 @@ func CheckInputs(m *graph.Model, in map[string]*eval.Tensor, name string) error 
 			}
 		}
 	}
+	var extra []string
 	for k := range in {
 		if !want[k] {
-			return fmt.Errorf("%s: array %q is not an input of the original model", name, k)
+			extra = append(extra, k)
 		}
+	}
+	if len(extra) > 0 {
+		sort.Strings(extra)
+		return fmt.Errorf("%s: array %q is not an input of the original model", name, extra[0])
 	}
 	return nil
 }

@@ -108,6 +108,11 @@ func TestValidateIgnoresForgedPlans(t *testing.T) {
 			}
 		})
 	}
+	// diff does not believe the record either: the forged node is exact.
+	plan := filepath.Join(filepath.Dir(good), "plan_alone.onnx")
+	if _, stdout, _ := runCLI("diff", orig, plan); strings.Contains(stdout, "approx") || !strings.Contains(stdout, "\tfused\t") {
+		t.Errorf("diff calls the forged exact node approximate:\n%s", stdout)
+	}
 	// Without the forged plan the same corruptions fail on their numbers
 	// at site scope too (validate_test.go covers swapped K/V, doubled scale).
 	bad := edited(t, good, "zeroed_only.onnx", func(m *graph.Model) { zeroOutput(m, opNode(m, "FlashAttention")) })
