@@ -20,6 +20,9 @@ type Plan struct {
 	// (DESIGN.md §6 with the plan's lengths); -1 when unknown.
 	BytesBefore, BytesAfter int64
 	Reason                  string
+	// MaxError is the --max-error this approximate plan was measured
+	// against and met (0: none); it is recorded for validate.
+	MaxError float64
 }
 
 // Approximate reports whether the plan changes the site's function.

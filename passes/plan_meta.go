@@ -14,6 +14,9 @@ const (
 	metaShift    = "attnopt.shift"
 	metaStride   = "attnopt.stride"
 	metaUpsample = "attnopt.upsample"
+	// MetaMaxError is the bound an approximate plan met when rewrite ran
+	// with --max-error; validate accepts the site's error under it.
+	MetaMaxError = "attnopt.max_error"
 )
 
 // recordPlan writes the site id and plan on a fused node.
@@ -24,6 +27,9 @@ func recordPlan(n *graph.Node, site int, p *Plan) {
 		return
 	}
 	n.SetMeta(metaGrid, units.FormatDims(p.Grid.Dims))
+	if p.MaxError > 0 {
+		n.SetMeta(MetaMaxError, strconv.FormatFloat(p.MaxError, 'g', -1, 64))
+	}
 	switch p.Kind {
 	case PlanWindow:
 		n.SetMeta(metaWindow, units.FormatDims(p.Window))

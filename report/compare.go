@@ -208,7 +208,7 @@ type ValidationInfo struct {
 	Scope   string           `json:"scope"`
 	Seed    int64            `json:"seed"`
 	Pass    bool             `json:"pass"`
-	Verdict string           `json:"verdict"` // PASS, FAIL or NO CHECKS
+	Verdict string           `json:"verdict"` // validate.Verdict's ReportString: PASS, FAIL, NO CHECKS, CANNOT CHECK, APPROXIMATE (not a pass)
 	Checks  []SiteValidation `json:"checks"`
 }
 
@@ -217,7 +217,7 @@ type SiteValidation struct {
 	Name    string `json:"name"`
 	Site    *int   `json:"site"`
 	Pass    bool   `json:"pass"`
-	Verdict string `json:"verdict"` // ok, approximate, FAIL or ERROR
+	Verdict string `json:"verdict"` // ok, approximate (within its bound), APPROXIMATE (no bound), CANNOT CHECK, FAIL or ERROR
 	// Approximate marks a windowed or pooled site: its metrics measure the
 	// approximation's error, judged by --max-error, not the tolerances.
 	Approximate bool            `json:"approximate"`
@@ -232,7 +232,7 @@ type OutputMetrics struct {
 	MaxAbs     *float64 `json:"max_abs"`
 	MaxRel     *float64 `json:"max_rel"`
 	MeanAbs    *float64 `json:"mean_abs"`
-	Cosine     *float64 `json:"cosine"`
+	Cosine     *float64 `json:"cosine"` // null where undefined: a side all zeros
 	WorstIndex []int    `json:"worst_index"`
 	NaNs       int      `json:"nan_or_inf"`
 	Atol       float64  `json:"atol"`
@@ -776,18 +776,16 @@ func finite(x float64) *float64 {
 }
 
 func validationInfo(v *validate.Report) *ValidationInfo {
-	vi := &ValidationInfo{Runtime: v.Runtime, Scope: v.Scope, Seed: v.Seed, Pass: v.Pass, Verdict: "FAIL", Checks: []SiteValidation{}}
-	switch {
-	case v.NoChecks:
-		vi.Verdict = "NO CHECKS"
-	case v.Pass:
-		vi.Verdict = "PASS"
-	}
+	vi := &ValidationInfo{Runtime: v.Runtime, Scope: v.Scope, Seed: v.Seed, Pass: v.Pass, Verdict: v.Verdict.ReportString(), Checks: []SiteValidation{}}
 	for _, c := range v.Checks {
 		sv := SiteValidation{Name: c.Name, Site: c.SiteID, Pass: c.Pass, Reduced: c.Reduced, Error: c.Error, Approximate: c.Approximate, Outputs: []OutputMetrics{}}
 		switch {
+		case c.Verdict == validate.CannotCheck:
+			sv.Verdict = "CANNOT CHECK"
 		case c.Error != "":
 			sv.Verdict = "ERROR"
+		case c.Verdict == validate.Approximate:
+			sv.Verdict = "APPROXIMATE"
 		case c.Pass && c.Approximate:
 			sv.Verdict = "approximate"
 		case c.Pass:
@@ -797,7 +795,7 @@ func validationInfo(v *validate.Report) *ValidationInfo {
 		}
 		for _, m := range c.Outputs {
 			sv.Outputs = append(sv.Outputs, OutputMetrics{Output: m.Output, MaxAbs: finite(m.MaxAbs), MaxRel: finite(m.MaxRel),
-				MeanAbs: finite(m.MeanAbs), Cosine: finite(m.Cosine), WorstIndex: nonNil(m.WorstIndex), NaNs: m.NaNs,
+				MeanAbs: finite(m.MeanAbs), Cosine: m.Cosine, WorstIndex: nonNil(m.WorstIndex), NaNs: m.NaNs,
 				Atol: m.Atol, Rtol: m.Rtol, Pass: m.Pass})
 		}
 		vi.Checks = append(vi.Checks, sv)

@@ -134,7 +134,7 @@ func (r *Report) writeHTML(w io.Writer) error {
 					cls = "fail"
 				}
 				e.printf("<tr><td>%s</td><td><code>%s</code></td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"mono\">%s</td><td class=\"n\">%d</td><td class=\"n\">%.3g</td><td class=\"%s\">%s</td></tr>\n",
-					esc(c.Name), esc(m.Output), num(m.MaxAbs, "%.3g"), num(m.MaxRel, "%.3g"), num(m.MeanAbs, "%.3g"), num(m.Cosine, "%.6f"),
+					esc(c.Name), esc(m.Output), num(m.MaxAbs, "%.3g"), num(m.MaxRel, "%.3g"), num(m.MeanAbs, "%.3g"), cosineText(m.Cosine),
 					esc(fmt.Sprint(m.WorstIndex)), m.NaNs, m.Atol, cls, verdict)
 			}
 		}

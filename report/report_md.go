@@ -95,7 +95,7 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 					verdict = "**FAIL**"
 				}
 				t.row(mdCell(c.Name), mdCode(m.Output), num(m.MaxAbs, "%.3g"), num(m.MaxRel, "%.3g"), num(m.MeanAbs, "%.3g"),
-					num(m.Cosine, "%.6f"), fmt.Sprint(m.WorstIndex), strconv.Itoa(m.NaNs), fmt.Sprintf("%.3g", m.Atol), verdict)
+					cosineText(m.Cosine), fmt.Sprint(m.WorstIndex), strconv.Itoa(m.NaNs), fmt.Sprintf("%.3g", m.Atol), verdict)
 			}
 		}
 		e.printf("\n")

@@ -170,7 +170,7 @@ func (r *Report) writeText(w io.Writer, aligned bool) error {
 			}
 			for _, m := range c.Outputs {
 				verdict := outputVerdict(&c, &m)
-				t.row(c.Name, m.Output, num(m.MaxAbs, "%.3g"), num(m.MaxRel, "%.3g"), num(m.MeanAbs, "%.3g"), num(m.Cosine, "%.6f"),
+				t.row(c.Name, m.Output, num(m.MaxAbs, "%.3g"), num(m.MaxRel, "%.3g"), num(m.MeanAbs, "%.3g"), cosineText(m.Cosine),
 					fmt.Sprint(m.WorstIndex), strconv.Itoa(m.NaNs), fmt.Sprintf("%.3g", m.Atol), verdict)
 			}
 		}
@@ -269,13 +269,13 @@ func (r *Report) writeText(w io.Writer, aligned bool) error {
 
 // outputVerdict is the verdict of one compared output: ok or FAIL against
 // the tolerance, or, for an approximate site, whether its measured error is
-// within --max-error (when one was given).
+// within its bound, or APPROXIMATE when it has none (not a pass).
 func outputVerdict(c *SiteValidation, m *OutputMetrics) string {
 	switch {
+	case c.Verdict == "APPROXIMATE":
+		return "APPROXIMATE (not a pass)"
 	case !m.Pass:
 		return "FAIL"
-	case c.Approximate && m.Atol == 0:
-		return "approximate: error measured"
 	case c.Approximate:
 		return fmt.Sprintf("approximate: within %.3g", m.Atol)
 	}

@@ -93,6 +93,7 @@ func TakeSnapshot(path string, m *graph.Model) *Snapshot {
 		if id, ok := passes.SiteOf(n); ok {
 			ref.site = id
 			ref.plan, _, _, _ = passes.RecordedPlan(n)
+			ref.plan = believedPlan(n, ref.plan)
 		}
 		s.Nodes = append(s.Nodes, ref)
 	}
@@ -226,4 +227,51 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// believedPlan is the recorded plan when the node's ops bear it out (as
+// validate/approx_plan.go requires): a window plan on a WindowAttention, a
+// pool plan on an op fed by an AveragePool; else exact.
+func believedPlan(n *graph.Node, recorded passes.PlanKind) passes.PlanKind {
+	switch recorded {
+	case passes.PlanWindow:
+		if n.OpType == "WindowAttention" && n.Domain == "attnopt" {
+			return recorded
+		}
+	case passes.PlanPoolKV, passes.PlanPoolQKV:
+		if fedByPool(n) {
+			return recorded
+		}
+	default:
+		return recorded
+	}
+	return passes.PlanExact
+}
+
+// fedByPool: an AveragePool lies a few nodes up one of n's inputs (the
+// pooled tokens reach the fused op through a Reshape and a Transpose).
+func fedByPool(n *graph.Node) bool {
+	seen := map[*graph.Node]bool{}
+	var up func(n *graph.Node, depth int) bool
+	up = func(n *graph.Node, depth int) bool {
+		if n == nil || seen[n] || depth > 8 {
+			return false
+		}
+		seen[n] = true
+		if n.Is("AveragePool") {
+			return true
+		}
+		for _, v := range n.Inputs {
+			if v != nil && up(v.Producer(), depth+1) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, v := range n.Inputs {
+		if v != nil && up(v.Producer(), 0) {
+			return true
+		}
+	}
+	return false
 }

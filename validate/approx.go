@@ -1,25 +1,5 @@
 package validate
 
-import (
-	"github.com/attnopt/attnopt/graph"
-	"github.com/attnopt/attnopt/passes"
-)
-
-// approxOf reads the approximation a rewrite applied to site id from what
-// it recorded on the site's fused node (passes.RecordedPlan); nil for an
-// exact site.
-func approxOf(rew *graph.Model, id int) (*passes.ApproxOptions, []int64) {
-	for _, n := range rew.Graph.Nodes {
-		if got, ok := passes.SiteOf(n); !ok || got != id {
-			continue
-		}
-		if _, a, grid, _ := passes.RecordedPlan(n); a != nil {
-			return a, grid
-		}
-	}
-	return nil, nil
-}
-
 // reduceGrid halves the largest axis until the grid holds at most max
 // cells. The reduced grid depends only on the full one, so errors of
 // different windows and strides are measured on the same grid and compare;
@@ -50,15 +30,31 @@ func prodOf(ds []int64) int64 {
 	return p
 }
 
-// approxVerdict applies --max-error to an approximate site: its error is
-// measured and reported; it fails only above the given bound.
-func approxVerdict(c *Check, opts Options) {
+// approxVerdict judges an approximate site by its error against the
+// original: within --max-error, or else within the bound its rewrite
+// recorded, it passes (WithinBound); above it, it fails; with no bound it
+// is Approximate, which is not a pass. A check that could not run keeps
+// its verdict.
+func approxVerdict(c *Check, opts Options, recorded float64) {
 	c.Approximate = true
-	c.Pass = c.Error == ""
+	if c.Error != "" {
+		return
+	}
+	bound, from := opts.MaxError, "--max-error"
+	if bound <= 0 {
+		bound, from = recorded, "recorded by the rewrite"
+	}
+	c.Verdict = Approximate
+	if bound > 0 {
+		c.Verdict, c.Bound, c.BoundFrom = WithinBound, bound, from
+	}
 	for i := range c.Outputs {
 		m := &c.Outputs[i]
-		m.Pass = opts.MaxError <= 0 || m.MaxAbs <= opts.MaxError
-		m.Atol = opts.MaxError
-		c.Pass = c.Pass && m.Pass
+		m.Atol, m.Rtol = bound, 0
+		m.Pass = bound > 0 && m.MaxAbs <= bound && m.NaNs == 0
+		if bound > 0 && !m.Pass {
+			c.Verdict = Fail
+		}
 	}
+	c.Pass = c.Verdict.Passed()
 }

@@ -1,11 +1,12 @@
 // Package validate compares an original model with its rewrite on seeded
-// random inputs and gives per-output error metrics and a verdict.
+// inputs generated from what the graph does with each input (cases.go,
+// roles.go), or the user's own, and gives per-output error metrics and a
+// verdict.
 package validate
 
 import (
 	"fmt"
 	"math/rand"
-	"strings"
 
 	"github.com/attnopt/attnopt/eval"
 	"github.com/attnopt/attnopt/graph"
@@ -14,11 +15,21 @@ import (
 // DefaultDim is the size given to symbolic dims nobody pinned.
 const DefaultDim = 8
 
-// RandomInputs makes one seeded tensor per graph input: floats from N(0,1),
-// bool masks with at least one true per row (the last axis), integers in a
-// small range (ids, lengths) so Gather and friends stay in bounds.
+// RandomInputs makes one seeded tensor per graph input, the "random" case:
+// floats from N(0,1), bool masks with at least one kept key per row,
+// integer masks that keep every key, token and position ids within the
+// tables they index, lengths at their Range's limit, other integers in
+// [0, 8).
 func RandomInputs(m *graph.Model, seed int64, dims map[string]int64) (map[string]*eval.Tensor, error) {
-	rng := rand.New(rand.NewSource(seed))
+	return genInputs(m, inputRoles(m, nil, dims), caseRandom, seed, dims)
+}
+
+// genInputs makes m's inputs for one case. Floats that are data draw from
+// one stream seeded by seed alone, so every case sees the same data and
+// differs only in its masks and lengths.
+func genInputs(m *graph.Model, roles map[string]inputRole, k caseKind, seed int64, dims map[string]int64) (map[string]*eval.Tensor, error) {
+	data := rand.New(rand.NewSource(seed))
+	pattern := rand.New(rand.NewSource(seed*31 + int64(k) + 1))
 	out := map[string]*eval.Tensor{}
 	for _, v := range m.Graph.Inputs {
 		shape, err := concreteShape(v, dims)
@@ -26,15 +37,30 @@ func RandomInputs(m *graph.Model, seed int64, dims map[string]int64) (map[string
 			return nil, err
 		}
 		t := eval.NewTensor(v.Type.DType, shape)
+		r := roles[v.Name]
 		switch {
 		case v.Type.DType.IsFloat():
 			for i := range t.F {
-				t.F[i] = float32(rng.NormFloat64())
+				t.F[i] = float32(data.NormFloat64())
+			}
+			if r.kind == roleMask && k != caseRandom {
+				// An additive mask: 0 where a key is kept, the fill
+				// where it is dropped.
+				keep := keepPattern(shape, k, pattern)
+				for i := range t.F {
+					t.F[i] = 0
+					if !keep[i] {
+						t.F[i] = float32(r.fill)
+					}
+				}
 			}
 		case v.Type.DType == graph.Bool:
-			fillMask(t, rng)
+			keep := keepPattern(shape, k, pattern)
+			for i := range t.B {
+				t.B[i] = keep[i] != r.dropTrue
+			}
 		case v.Type.DType.IsInt():
-			fillInts(t, v.Name, rng)
+			fillInts(t, r, k, pattern)
 		default:
 			return nil, fmt.Errorf("input %q has type %s, which validation cannot generate", v.Name, v.Type.DType)
 		}
@@ -73,29 +99,58 @@ func concreteShape(v *graph.Value, dims map[string]int64) ([]int, error) {
 	return shape, nil
 }
 
-func fillMask(t *eval.Tensor, rng *rand.Rand) {
-	last := 1
-	if len(t.Shape) > 0 {
-		last = t.Shape[len(t.Shape)-1]
-	}
-	for i := range t.B {
-		t.B[i] = rng.Float64() < 0.7
-	}
-	if last == 0 {
-		return
-	}
-	for row := 0; row+last <= len(t.B); row += last {
-		t.B[row+rng.Intn(last)] = true
+// fillInts generates an integer input by its role.
+func fillInts(t *eval.Tensor, r inputRole, k caseKind, rng *rand.Rand) {
+	switch r.kind {
+	case roleIndex:
+		for i := range t.I {
+			t.I[i] = rng.Int63n(r.bound)
+		}
+	case roleLength:
+		fillLengths(t.I, r.bound, k, rng)
+	case roleMask:
+		keep := keepPattern(t.Shape, k, rng)
+		if k == caseRandom {
+			// A random 0/1 attention_mask is no padding any tokenizer
+			// writes; the random case keeps every token.
+			keep = allKept(len(t.I))
+		}
+		for i := range t.I {
+			if keep[i] != r.dropTrue {
+				t.I[i] = 1
+			}
+		}
+	default:
+		for i := range t.I {
+			t.I[i] = rng.Int63n(8)
+		}
 	}
 }
 
-func fillInts(t *eval.Tensor, name string, rng *rand.Rand) {
-	lo, hi := int64(0), int64(8)
-	n := strings.ToLower(name)
-	if strings.Contains(n, "mask") {
-		lo, hi = 1, 2 // attention masks of ids: keep every token
+// fillLengths: lengths of a batch compared with Range(0, bound).
+func fillLengths(xs []int64, bound int64, k caseKind, rng *rand.Rand) {
+	for i := range xs {
+		switch k {
+		case caseRandom, caseAllKeep:
+			xs[i] = bound
+		case caseMaskedRow:
+			xs[i] = 1 + rng.Int63n(bound)
+			if i == 0 {
+				xs[i] = 0
+			}
+		default:
+			xs[i] = bound
+			if bound > 1 {
+				xs[i] = 1 + rng.Int63n(bound-1)
+			}
+		}
 	}
-	for i := range t.I {
-		t.I[i] = lo + rng.Int63n(hi-lo)
+}
+
+func allKept(n int) []bool {
+	keep := make([]bool, n)
+	for i := range keep {
+		keep[i] = true
 	}
+	return keep
 }

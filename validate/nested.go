@@ -53,7 +53,7 @@ func nestedChecks(orig, rew *graph.Model, r Runner, opts Options) ([]Check, map[
 				continue
 			}
 			name := fmt.Sprintf("%s (site%s)", path, siteIDs(in))
-			c := compareModels(name, a[i].Model, b[i].Model, nil, r, opts)
+			c := compareModels(pair{name: name, a: a[i].Model, b: b[i].Model}, r, opts)
 			if c.Error != "" && !strings.HasPrefix(c.Error, "rewrite: ") {
 				// The original itself cannot run alone: judge by the whole model.
 				whole = true
@@ -67,9 +67,9 @@ func nestedChecks(orig, rew *graph.Model, r Runner, opts Options) ([]Check, map[
 		if err := CheckModelScope(orig, opts.Dims); err != nil {
 			c.Error = "cannot run the original whole to check its subgraphs: " + err.Error()
 		} else {
-			c = compareModels(c.Name, orig, rew, nil, r, opts)
+			c = compareModels(pair{name: c.Name, a: orig, b: rew, user: true}, r, opts)
 		}
-		checks = append(checks, c)
+		checks = append(checks, settle(c))
 	}
 	return checks, covered
 }

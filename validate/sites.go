@@ -25,47 +25,51 @@ func validateSites(orig, rew *graph.Model, r Runner, opts Options) []Check {
 		at, repl := comparisonPoint(orig, rew, s.Output)
 		if repl == nil {
 			c.Error = fmt.Sprintf("cannot find what replaced %q in the rewrite", s.Output.Name)
-			checks = append(checks, c)
+			checks = append(checks, settle(c))
 			continue
 		}
+		// The plan comes from the rewrite's ops; what the file records
+		// must agree with them.
+		plan, err := planOf(s, repl, orig, rew)
+		if err != nil {
+			c.Error = err.Error()
+			checks = append(checks, settle(c))
+			continue
+		}
+		approx, grid := plan.approx, plan.grid
 		// Symbolic sites run at the pinned or default dims, which are small.
-		approx, grid := approxOf(rew, s.ID)
-		if sb, ok := s.ScoreBytes(); ok && sb > opts.MaxScoreBytes && approx == nil {
-			checks = append(checks, reducedRewrittenCheck(name, id, s, at, repl, orig, rew, r, opts))
-			continue
-		}
-		if sb, ok := s.ScoreBytes(); ok && sb > opts.MaxScoreBytes {
+		sb, big := s.ScoreBytes()
+		big = big && sb > opts.MaxScoreBytes
+		switch {
+		case big && approx == nil:
+			c = reducedRewrittenCheck(name, id, s, at, repl, orig, rew, r, opts)
+		case big:
 			// An approximation's constants are sized for the full grid,
 			// so the rewritten site cannot run reduced: it must be what a
 			// fresh rewrite of the site gives at full size, and that
 			// rewrite is run at a reduced grid.
 			if err := sameAsFreshRewrite(s, repl, orig, rew, approx, grid); err != nil {
 				c.Error = err.Error()
-				checks = append(checks, c)
-				continue
+				break
 			}
-			c := reducedSiteCheck(name, id, s, orig, rew, approx, grid, r, opts)
-			if approx != nil {
-				approxVerdict(&c, opts)
+			c = reducedSiteCheck(name, id, s, orig, rew, approx, grid, r, opts)
+		default:
+			a, err := graph.Extract(orig, []string{at.Name}, frontier(orig, rew))
+			if err == nil {
+				var b *graph.Model
+				if b, err = graph.Extract(rew, []string{repl.Name}, frontier(rew, orig)); err == nil {
+					c = compareModels(pair{name: name, a: a, b: b, bNames: []string{repl.Name}, src: orig, user: true}, r, opts)
+					c.SiteID = &id
+				}
 			}
-			checks = append(checks, c)
-			continue
-		}
-		a, err := graph.Extract(orig, []string{at.Name}, frontier(orig, rew))
-		if err == nil {
-			var b *graph.Model
-			if b, err = graph.Extract(rew, []string{repl.Name}, frontier(rew, orig)); err == nil {
-				c = compareModels(name, a, b, []string{repl.Name}, r, opts)
-				c.SiteID = &id
+			if err != nil {
+				c.Error = err.Error()
 			}
-		}
-		if err != nil {
-			c.Error = err.Error()
 		}
 		if approx != nil {
-			approxVerdict(&c, opts)
+			approxVerdict(&c, opts, plan.bound)
 		}
-		checks = append(checks, c)
+		checks = append(checks, settle(c))
 	}
 	return checks
 }
@@ -177,7 +181,7 @@ func reducedRewrittenCheck(name string, id int, s *passes.Site, at, repl *graph.
 			return c
 		}
 	}
-	c = compareModels(name, small[0], small[1], []string{repl.Name}, r, opts)
+	c = compareModels(pair{name: name, a: small[0], b: small[1], bNames: []string{repl.Name}, src: orig}, r, opts)
 	c.SiteID = &id
 	sb, _ := s.ScoreBytes()
 	c.Reduced = fmt.Sprintf("%s (the full site needs %s of scores); both files' sites run reduced", note, units.FormatBytes(sb))
@@ -331,7 +335,7 @@ func reducedSiteCheck(name string, id int, s *passes.Site, orig, rew *graph.Mode
 		c.Error = err.Error()
 		return c
 	}
-	c = compareModels(name, small, fused, nil, r, opts)
+	c = compareModels(pair{name: name, a: small, b: fused, src: orig}, r, opts)
 	c.SiteID = &id
 	sb, _ := s.ScoreBytes()
 	c.Reduced = fmt.Sprintf("%s (the full site needs %s of scores)", note, units.FormatBytes(sb))

@@ -138,7 +138,11 @@ func backOff(o *rewriteOptions, base passes.ApproxOptions, pins graph.Pins) (pas
 			}
 			err := siteError(rep, a.Site.ID)
 			if err <= o.approx.maxError {
-				plans[a.Site.ID] = a.Plan
+				// Recorded on the fused node, so validate accepts the
+				// site under the bound it was measured against.
+				met := *a.Plan
+				met.MaxError = o.approx.maxError
+				plans[a.Site.ID] = &met
 				continue
 			}
 			next := relax(a.Plan)

@@ -13,10 +13,19 @@ const (
 	exitOK       = 0
 	exitFailed   = 1 // validation failed, or check found a site over budget
 	exitBadInput = 2 // bad usage or bad input
-	exitNoChecks = 3 // validate found no rewritten site to compare
+	exitNoChecks = 3 // validate compared nothing, or could not check a site (CANNOT CHECK)
+	// exitApproximate: validate measured an approximate site with no bound
+	// to judge it by (APPROXIMATE, not a pass); give --max-error.
+	exitApproximate = 4
 )
 
-// noChecksError is a validation that compared nothing.
+// approximateError is a validation whose worst verdict is APPROXIMATE.
+type approximateError struct{ msg string }
+
+func (e *approximateError) Error() string { return e.msg }
+
+// noChecksError is a validation that compared nothing, or could not check
+// some site.
 type noChecksError struct{ msg string }
 
 func (e *noChecksError) Error() string { return e.msg }
@@ -39,6 +48,11 @@ func exitCode(err error, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "attnopt:", fe.msg)
 		}
 		return exitFailed
+	}
+	var ae *approximateError
+	if errors.As(err, &ae) {
+		fmt.Fprintln(stderr, "attnopt:", ae.msg)
+		return exitApproximate
 	}
 	var ne *noChecksError
 	if errors.As(err, &ne) {

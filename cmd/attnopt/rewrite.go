@@ -161,8 +161,7 @@ func validateRewrite(o *rewriteOptions, out string) error {
 	rep.Original, rep.Rewritten = o.model, out
 	o.report.validated(rep)
 	report.WriteValidation(o.out, rep)
-	if !rep.Pass {
-		return &failedError{msg: failureLine(rep)}
-	}
-	return nil
+	// The file is written either way; the exit code is the verdict's, as
+	// for validate (an approximate site without --max-error exits 4).
+	return verdictError(rep, o.model, out)
 }

@@ -3,6 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
+	"path/filepath"
+
+	"github.com/attnopt/attnopt/eval"
 
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/report"
@@ -16,6 +20,8 @@ type validateOptions struct {
 	scope               string
 	seed                int64
 	atol, rtol          float64
+	maxError            float64
+	inputs              string
 	json                bool
 	ortLib, customOps   string
 	pins                pinFlags
@@ -32,7 +38,12 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 			"(--scope model) on seeded random inputs and compares the outputs: max abs/rel error,\n" +
 			"mean abs error, cosine similarity, worst index, NaN/Inf. Exit 1 when any output is\n" +
 			"outside tolerance (fp32 1e-4, fp16 2e-2, bf16 5e-2 absolute unless --atol/--rtol);\n" +
-			"exit 3 when --scope sites finds no rewritten site to compare (nothing was validated).\n" +
+			"exit 3 when --scope sites finds no rewritten site to compare (NO CHECKS) or the runtime\n" +
+			"cannot run an op of a check (CANNOT CHECK); exit 4 when an approximate (windowed or pooled)\n" +
+			"site has no bound: --max-error, or the one its rewrite recorded (APPROXIMATE, not a pass).\n" +
+			"Inputs are generated from what the graph does with each: masks with left and right padding,\n" +
+			"a fully masked row and none, ids within their tables, lengths within their ranges;\n" +
+			"--inputs FILE.npz adds the user's own (docs/validate.md).\n" +
 			"Sites inside If/Loop bodies and decoder subgraphs are checked, in either scope, by running\n" +
 			"each rewritten subgraph alone against its original (every If branch), or both whole models\n" +
 			"when a subgraph cannot run alone.",
@@ -48,6 +59,8 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 	c.Flags().Int64Var(&o.seed, "seed", 1, "seed of the random inputs")
 	c.Flags().Float64Var(&o.atol, "atol", 0, "absolute tolerance (default by dtype)")
 	c.Flags().Float64Var(&o.rtol, "rtol", 0, "relative tolerance")
+	c.Flags().Float64Var(&o.maxError, "max-error", 0, "largest max abs error an approximate site may have (default: the bound its rewrite recorded)")
+	c.Flags().StringVar(&o.inputs, "inputs", "", "a .npz file of the original's inputs (numpy.savez), run as one more case")
 	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
 	c.Flags().StringVar(&o.ortLib, "ort-lib", "", "path of libonnxruntime (default $ONNXRUNTIME_LIB, then well-known places)")
 	c.Flags().StringVar(&o.customOps, "custom-ops", "", "path of attnopt's custom-op library for ONNX Runtime")
@@ -74,6 +87,18 @@ func runValidate(o *validateOptions) error {
 	if err := checkCustomOps(o.runtime, o.customOps, rew); err != nil {
 		return err
 	}
+	if o.maxError < 0 || math.IsNaN(o.maxError) || math.IsInf(o.maxError, 0) {
+		return usageError{fmt.Errorf("--max-error %g: want a positive number", o.maxError)}
+	}
+	var inputs map[string]*eval.Tensor
+	if o.inputs != "" {
+		if inputs, err = validate.ReadNPZ(o.inputs); err != nil {
+			return err
+		}
+		if err := validate.CheckInputs(orig, inputs, o.inputs); err != nil {
+			return usageError{err}
+		}
+	}
 	pins, _ := o.pins.pins()
 	if o.scope == "model" {
 		// Refused before any run: the alternative is an out-of-memory kill.
@@ -88,6 +113,7 @@ func runValidate(o *validateOptions) error {
 	}
 	rep := validate.Validate(orig, rew, runner, validate.Options{
 		Scope: o.scope, Seed: o.seed, Atol: o.atol, Rtol: o.rtol, Dims: pins.Dims,
+		MaxError: o.maxError, Inputs: inputs, InputsName: filepath.Base(o.inputs),
 		Progress: func(done, total int, what string) { o.prog.step(done, total, what) },
 	})
 	o.prog.done()
@@ -99,19 +125,46 @@ func runValidate(o *validateOptions) error {
 	} else {
 		report.WriteValidation(o.out, rep)
 	}
-	if rep.NoChecks {
-		return &noChecksError{msg: fmt.Sprintf("%s: no attention site of %s was rewritten; nothing to validate", o.rewritten, o.original)}
+	return verdictError(rep, o.original, o.rewritten)
+}
+
+// verdictError maps a validation's verdict to its exit code: PASS 0, FAIL
+// 1, NO CHECKS and CANNOT CHECK 3, APPROXIMATE 4 (exit.go).
+func verdictError(rep *validate.Report, original, rewritten string) error {
+	switch rep.Verdict {
+	case validate.Pass:
+		return nil
+	case validate.NoChecks:
+		return &noChecksError{msg: fmt.Sprintf("%s: no attention site of %s was rewritten; nothing to validate", rewritten, original)}
+	case validate.CannotCheck:
+		for _, c := range rep.Checks {
+			if c.Verdict == validate.CannotCheck {
+				return &noChecksError{msg: fmt.Sprintf("cannot check %s: %s", c.Name, c.Error)}
+			}
+		}
+	case validate.Approximate:
+		for _, c := range rep.Checks {
+			if c.Verdict == validate.Approximate {
+				return &approximateError{msg: fmt.Sprintf("%s is approximate (max abs error %s) and has no bound: not a pass; give --max-error", c.Name, worstError(c))}
+			}
+		}
 	}
-	if !rep.Pass {
-		return &failedError{msg: failureLine(rep)}
+	return &failedError{msg: failureLine(rep)}
+}
+
+// worstError is the largest max abs error of a check's outputs.
+func worstError(c validate.Check) string {
+	w := 0.0
+	for _, m := range c.Outputs {
+		w = max(w, m.MaxAbs)
 	}
-	return nil
+	return fmt.Sprintf("%.3g", w)
 }
 
 // failureLine names the first failing check and output for stderr.
 func failureLine(rep *validate.Report) string {
 	for _, c := range rep.Checks {
-		if c.Pass {
+		if c.Verdict != validate.Fail {
 			continue
 		}
 		if c.Error != "" {
@@ -119,9 +172,27 @@ func failureLine(rep *validate.Report) string {
 		}
 		for _, m := range c.Outputs {
 			if !m.Pass {
-				return fmt.Sprintf("validation failed: %s: output %q max abs error %.3g > %.3g at %v", c.Name, m.Output, m.MaxAbs, m.Atol, m.WorstIndex)
+				return fmt.Sprintf("validation failed: %s: output %q %s at %v%s", c.Name, m.Output, failureOf(m), m.WorstIndex, caseOf(m))
 			}
 		}
 	}
 	return "validation failed"
+}
+
+// failureOf says how an output failed.
+func failureOf(m validate.Metrics) string {
+	switch {
+	case m.NaNs > 0:
+		return fmt.Sprintf("has %d NaN/Inf where the original is finite (max abs error %.3g)", m.NaNs, m.MaxAbs)
+	case m.Lost > 0:
+		return fmt.Sprintf("is finite at %d positions where the original is NaN/Inf (max abs error %.3g)", m.Lost, m.MaxAbs)
+	}
+	return fmt.Sprintf("max abs error %.3g > %.3g", m.MaxAbs, m.Atol)
+}
+
+func caseOf(m validate.Metrics) string {
+	if m.Case == "" {
+		return ""
+	}
+	return " (case " + m.Case + ")"
 }

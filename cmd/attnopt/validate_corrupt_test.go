@@ -141,23 +141,37 @@ func TestValidateCatchesCorruptedApproximateBigSite(t *testing.T) {
 	}
 	orig := "../../testdata/examples/sagan_128x128.onnx"
 	dir := t.TempDir()
+	const fresh = "differs from a fresh rewrite"
+	huge := []int64{99999999999, 99999999999}
 	cases := []struct {
 		name, plan string
 		edit       func(g *onnxpb.GraphProto)
+		want       string
 	}{
 		// (A changed window or stride is a different plan, which the file
 		// itself states; its error is measured, not refused.)
-		{"pool kv, output times 0", "--pool=kv", func(g *onnxpb.GraphProto) { scaleOutput(g, 0) }},
+		{"pool kv, output times 0", "--pool=kv", func(g *onnxpb.GraphProto) { scaleOutput(g, 0) }, fresh},
 		{"window 16x16, K and V swapped", "--window=16x16", func(g *onnxpb.GraphProto) {
 			n := findNode(g, byOp("WindowAttention"))
 			n.Input[1], n.Input[2] = n.Input[2], n.Input[1]
-		}},
+		}, fresh},
+		// The reduced-grid arithmetic once overflowed on this (q_len
+		// 65536 → -8757194024499019776) and passed: range-checked first now.
+		{"window 16x16, grid 99999999999² recorded and in spatial_shape", "--window=16x16", func(g *onnxpb.GraphProto) {
+			n := findNode(g, byOp("WindowAttention"))
+			setAttr(n, &onnxpb.AttributeProto{Name: proto.String("spatial_shape"), Type: onnxpb.AttributeProto_INTS.Enum(), Ints: huge})
+			for _, e := range n.MetadataProps {
+				if e.GetKey() == "attnopt.grid" {
+					e.Value = proto.String("99999999999x99999999999")
+				}
+			}
+		}, "out of range"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			good := filepath.Join(dir, "good.onnx")
-			if code, _, stderr := runCLI("rewrite", orig, c.plan, "-o", good, "--quiet"); code != 0 {
-				t.Fatal(stderr)
+			if code, _, stderr := runCLI("rewrite", orig, c.plan, "-o", good, "--quiet"); code != exitApproximate {
+				t.Fatalf("rewrite: exit %d, want 4 (approximate, no --max-error): %s", code, stderr)
 			}
 			data, _ := os.ReadFile(good)
 			var mp onnxpb.ModelProto
@@ -169,7 +183,7 @@ func TestValidateCatchesCorruptedApproximateBigSite(t *testing.T) {
 			b, _ := proto.Marshal(&mp)
 			os.WriteFile(bad, b, 0o644)
 			code, stdout, stderr := runCLI("validate", orig, bad, "--quiet")
-			if code != exitFailed || !strings.Contains(stderr, "differs from a fresh rewrite") {
+			if code != exitFailed || !strings.Contains(stderr, c.want) {
 				t.Fatalf("exit %d, want 1\n%s%s", code, stdout, stderr)
 			}
 		})
