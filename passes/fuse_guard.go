@@ -21,9 +21,14 @@ func guardRows(e *emitter, o *SDPA, out *graph.Value, value float64) *graph.Valu
 	if keep.Type.DType != graph.Bool {
 		keep = e.op("Not", "", []*graph.Value{e.op("Equal", "", []*graph.Value{keep, e.scalar(keep.Type.DType, negInfinity)})})
 	}
+	if o.Window > 0 {
+		// A window empties the rows whose last W keys are all masked: the
+		// (Nq, Nk) band plane is needed (what the lowering's bias holds too).
+		keep = e.op("And", "", []*graph.Value{keep, causalPlane(e, o)})
+	}
 	keepF := e.op("Cast", "", []*graph.Value{keep}, graph.IntAttr("to", int64(graph.Float32)))
 	empty := e.op("Equal", "", []*graph.Value{e.reduceMaxLast(keepF), e.scalar(graph.Float32, 0)})
-	if o.Causal {
+	if o.Causal && o.Window == 0 {
 		empty = causalEmptyRows(e, o, keepF, empty)
 	}
 	// empty is (…, Nq, 1) at the mask's rank; a rank-3 op's mask carries a

@@ -38,8 +38,9 @@ var layoutGrowth = map[string]map[string]int{
 		// RoPE sits between the model's head split and the site.
 		"gqa_dynamo_op23": 4, "hf_llama_gqa": 17, "hf_llama_gqa_dynamo": 18, "hf_llama_gqa_dynamo_op23": 22,
 		// and MultiHeadAttention has no sliding window: the band is rebuilt
-		// from Range (Squeeze/Unsqueeze of the lengths) as its bias.
-		"hf_mistral_window": 25,
+		// from Range (Squeeze/Unsqueeze of the lengths) as its bias, and again
+		// for the guard of rows whose window holds only padding (fuse_guard.go).
+		"hf_mistral_window": 27,
 		// GPT-2's and BLOOM's causal term fills with finfo.min beside a
 		// padding mask: a row that sees no key averages V over the keys
 		// the fills leave, so the causal term is a bias plane carrying that

@@ -83,7 +83,12 @@ func TestFixtureRewritesAgree(t *testing.T) {
 					t.Fatal(err)
 				}
 				runners := []validate.Runner{validate.GoRunner{}}
-				if ortR != nil && (target != "attnopt" || customOK) {
+				// ONNX Runtime before 1.31 gives ONNX Attention-23's rows that
+				// see no key the mean of V; the rewrite keeps the spec's zeros
+				// (docs/fully-masked-rows.md), so such originals are judged in
+				// the Go runtime only there.
+				spec := orig.Opset("") >= 23 && hasOp(orig, "Attention") && ortR != nil && versionBefore(ortR.Version(), 1, 31)
+				if ortR != nil && (target != "attnopt" || customOK) && !spec {
 					runners = append(runners, ortR)
 				}
 				for _, r := range runners {
@@ -97,4 +102,13 @@ func TestFixtureRewritesAgree(t *testing.T) {
 			})
 		}
 	}
+}
+
+func hasOp(m *graph.Model, op string) bool {
+	for _, n := range m.Graph.Nodes {
+		if n.Is(op) {
+			return true
+		}
+	}
+	return false
 }
