@@ -12,6 +12,7 @@ import (
 
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/graph/onnxpb"
+	"github.com/attnopt/attnopt/internal/corpus"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -111,7 +112,7 @@ func listDirs(t *testing.T, pattern string) []string {
 }
 
 func short(s string) string {
-	return strings.TrimPrefix(s, "/work/shared/corpus/")
+	return corpus.Rel(s)
 }
 
 // attrs are node attributes for runOp: float32, int/int64, string, []int64,

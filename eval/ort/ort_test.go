@@ -15,10 +15,9 @@ import (
 
 	"github.com/attnopt/attnopt/eval"
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/corpus"
 	"github.com/attnopt/attnopt/internal/testgraph"
 )
-
-const corpusDir = "/work/shared/corpus"
 
 // runtimeOrSkip opens ONNX Runtime, skipping when no library is found.
 func runtimeOrSkip(t *testing.T) *Runtime {
@@ -126,10 +125,7 @@ var ortDeviates = map[string]string{
 // compares with the stored outputs and with the pure-Go runtime.
 func TestONNXBackendAttention(t *testing.T) {
 	r := runtimeOrSkip(t)
-	dirs, _ := filepath.Glob(filepath.Join(corpusDir, "onnx", "node", "test_attention_4d*"))
-	if len(dirs) == 0 {
-		t.Skip("ONNX backend corpus not present")
-	}
+	dirs := corpus.Glob(t, filepath.Join("onnx", "node", "test_attention_4d*"))
 	compared, worstStored, worstGo := 0, 0.0, 0.0
 	for _, dir := range dirs {
 		name := filepath.Base(dir)
