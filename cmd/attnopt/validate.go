@@ -12,13 +12,13 @@ import (
 
 type validateOptions struct {
 	original, rewritten string
-	runtime             string
+	runtime             runtimeFlags
 	scope               string
 	seed                int64
 	atol, rtol          float64
-	json                bool
-	ortLib, customOps   string
+	format              formatFlags
 	pins                pinFlags
+	prov                *report.Provenance
 	out                 io.Writer
 	prog                *progress
 }
@@ -35,22 +35,25 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 			"exit 3 when --scope sites finds no rewritten site to compare (nothing was validated).\n" +
 			"Sites inside If/Loop bodies and decoder subgraphs are checked, in either scope, by running\n" +
 			"each rewritten subgraph alone against its original (every If branch), or both whole models\n" +
-			"when a subgraph cannot run alone.",
+			"when a subgraph cannot run alone.\n" +
+			"Runtime (--runtime auto, the default): ONNX Runtime, with attnopt's custom-op library for\n" +
+			"attnopt ops, when both are found (--ort-lib, $ORT_LIB, the Python environment's onnxruntime,\n" +
+			"the system; --custom-ops, $ATTNOPT_CUSTOM_OPS, the attnopt wheel), else the pure-Go runtime;\n" +
+			"the first line printed says which runtime and libraries ran.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.original, o.rewritten = args[0], args[1]
-			o.prog = newProgress(stderr, quiet(c) || o.json)
+			o.prog = newProgress(stderr, quiet(c) || o.format.json || o.format.format == "json")
+			o.prov = provenanceOf(c)
 			return runValidate(o)
 		},
 	}
-	c.Flags().StringVar(&o.runtime, "runtime", "go", "runtime: go (pure Go) or ort (ONNX Runtime)")
 	c.Flags().StringVar(&o.scope, "scope", "sites", "sites or model")
 	c.Flags().Int64Var(&o.seed, "seed", 1, "seed of the random inputs")
 	c.Flags().Float64Var(&o.atol, "atol", 0, "absolute tolerance (default by dtype)")
 	c.Flags().Float64Var(&o.rtol, "rtol", 0, "relative tolerance")
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
-	c.Flags().StringVar(&o.ortLib, "ort-lib", "", "path of libonnxruntime (default $ONNXRUNTIME_LIB, then well-known places)")
-	c.Flags().StringVar(&o.customOps, "custom-ops", "", "path of attnopt's custom-op library for ONNX Runtime")
+	o.runtime.register(c)
+	o.format.register(c, " (JSON: schema "+report.ValidateSchemaV1+")", report.Text, report.JSON)
 	o.pins.register(c)
 	return c
 }
@@ -59,8 +62,11 @@ func runValidate(o *validateOptions) error {
 	if o.scope != "sites" && o.scope != "model" {
 		return usageError{fmt.Errorf("--scope %q: want sites or model", o.scope)}
 	}
-	runner, err := newRunner(o.runtime, o.ortLib, o.customOps)
+	f, err := o.format.resolve("")
 	if err != nil {
+		return err
+	}
+	if _, err := o.runtime.mode(); err != nil {
 		return err
 	}
 	orig, err := loadModel(o.original, &o.pins, o.prog)
@@ -71,7 +77,8 @@ func runValidate(o *validateOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := checkCustomOps(o.runtime, o.customOps, rew); err != nil {
+	runner, rt, err := o.runtime.choose(rew)
+	if err != nil {
 		return err
 	}
 	pins, _ := o.pins.pins()
@@ -92,11 +99,12 @@ func runValidate(o *validateOptions) error {
 	})
 	o.prog.done()
 	rep.Original, rep.Rewritten = o.original, o.rewritten
-	if o.json {
-		if err := report.WriteJSON(o.out, rep); err != nil {
+	if f == report.JSON {
+		if err := report.WriteJSON(o.out, report.NewValidationDoc(rep, o.prov.WithRun(rt, o.seed))); err != nil {
 			return err
 		}
 	} else {
+		writeRuntime(o.out, rt)
 		report.WriteValidation(o.out, rep)
 	}
 	if rep.NoChecks {
