@@ -159,3 +159,21 @@ func TestCheckHTML(t *testing.T) {
 		t.Errorf("exit %d\n%s", code, stdout)
 	}
 }
+
+// --report may be given once per format; all are written, and none may be
+// the output model.
+func TestRewriteSeveralReports(t *testing.T) {
+	orig := fixtureCopy(t, "sagan")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "o.onnx")
+	md, js := filepath.Join(dir, "r.md"), filepath.Join(dir, "r.json")
+	code, stdout, stderr := runCLI("rewrite", orig, "-o", out, "--report", md, "--report", js)
+	if code != 0 || !strings.Contains(stdout, "report (md): "+md+"\n") || !strings.Contains(stdout, "report (json): "+js+"\n") {
+		t.Fatalf("exit %d %s\n%s", code, stderr, stdout)
+	}
+	data, _ := os.ReadFile(js)
+	conforms(t, "report.v1.json", string(data))
+	if code, _, stderr := runCLI("rewrite", orig, "-o", filepath.Join(dir, "x.json"), "--report", filepath.Join(dir, "x.json")); code != 2 || !strings.Contains(stderr, "is the output model") {
+		t.Errorf("report onto the output: exit %d %s", code, stderr)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/passes"
@@ -18,35 +19,47 @@ import (
 // bad name is a usage error (exit 2) before any work. It snapshots the input
 // before the rewrite changes it, keeps the validation when one runs, and
 // writes the report atomically at the end, also when validation failed, so a
-// pipeline keeps the evidence. rewrite --json prints the same report.
+// pipeline keeps the evidence. It may be given more than once (one file
+// per format). rewrite --json prints the same report.
 type reportFlag struct {
-	path    string
-	format  report.Format
+	files   []reportFile
 	before  *report.Snapshot
 	valid   *validate.Report
 	runtime *report.RuntimeInfo
 }
 
-func (f *reportFlag) String() string { return f.path }
-func (f *reportFlag) Type() string   { return "FILE" }
+// reportFile is one --report FILE and the format its extension names.
+type reportFile struct {
+	path   string
+	format report.Format
+}
+
+func (f *reportFlag) String() string {
+	var ps []string
+	for _, r := range f.files {
+		ps = append(ps, r.path)
+	}
+	return strings.Join(ps, ",")
+}
+func (f *reportFlag) Type() string { return "FILE" }
 
 func (f *reportFlag) Set(s string) error {
 	fm, err := report.FormatForPath(s)
 	if err != nil {
 		return err
 	}
-	f.path, f.format = s, fm
+	f.files = append(f.files, reportFile{s, fm})
 	return nil
 }
 
 func (f *reportFlag) register(c *cobra.Command) {
-	c.Flags().Var(f, "report", "also write a report of the rewrite (and of --validate) to FILE.{md,json,html,txt}; format from the extension")
+	c.Flags().Var(f, "report", "also write a report of the rewrite (and of --validate) to FILE.{md,json,html,txt}; format from the extension; repeatable")
 }
 
 // snapshot records the input before the rewrite, when a report will be
 // written (--report, or asJSON for --json); cheap (no tensor data).
 func (f *reportFlag) snapshot(path string, m *graph.Model, asJSON bool) {
-	if f.path != "" || asJSON {
+	if len(f.files) > 0 || asJSON {
 		f.before = report.TakeSnapshot(path, m)
 	}
 }
@@ -75,20 +88,19 @@ func (f *reportFlag) write(stdout, jsonOut io.Writer, prov *report.Provenance, o
 			err = rerr
 		}
 	}
-	if f.path == "" {
-		return err
-	}
-	var buf bytes.Buffer
-	if rerr := report.Render(&buf, f.format, rep, report.RenderOptions{Aligned: true}); rerr != nil {
-		return rerr
-	}
-	if werr := graph.WriteFileAtomic(f.path, buf.Bytes()); werr != nil {
-		if err != nil {
-			return err
+	for _, r := range f.files {
+		var buf bytes.Buffer
+		if rerr := report.Render(&buf, r.format, rep, report.RenderOptions{Aligned: true}); rerr != nil {
+			return rerr
 		}
-		return fmt.Errorf("writing report %s: %w", f.path, werr)
+		if werr := graph.WriteFileAtomic(r.path, buf.Bytes()); werr != nil {
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("writing report %s: %w", r.path, werr)
+		}
+		fmt.Fprintf(stdout, "report (%s): %s\n", r.format, r.path)
 	}
-	fmt.Fprintf(stdout, "report (%s): %s\n", f.format, f.path)
 	return err
 }
 

@@ -88,17 +88,23 @@ func runRewrite(o *rewriteOptions) error {
 	if err := checkOutputPath("output", out); err != nil {
 		return err
 	}
-	if o.report.path != "" {
-		if err := checkOutputPath("--report", o.report.path); err != nil {
+	writes := []outputFile{{"output", out}}
+	for _, r := range o.report.files {
+		if err := checkOutputPath("--report", r.path); err != nil {
 			return err
 		}
+		if samePath(r.path, out) {
+			return usageError{fmt.Errorf("--report %s is the output model", r.path)}
+		}
+		writes = append(writes, outputFile{"--report", r.path})
 	}
 	m, err := loadModel(o.model, &o.pins, o.prog)
 	if err != nil {
 		return err
 	}
 	dataFile := filepath.Join(filepath.Dir(out), graph.DataFileName(out))
-	if err := checkNoOverwrite(o.model, m, map[string]string{"output": out, "the output's data file": dataFile, "--report": o.report.path}); err != nil {
+	writes = append(writes, outputFile{"the output's data file", dataFile})
+	if err := checkNoOverwrite(o.model, m, writes); err != nil {
 		return err
 	}
 	if err := m.CheckCarry(filepath.Dir(out)); err != nil {

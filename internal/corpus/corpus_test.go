@@ -1,8 +1,10 @@
 package corpus
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -25,22 +27,34 @@ func TestRequireSkipsOrFinds(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Setenv(Env, tc.env)
-		var skipped bool
+		rec := &skipRecorder{TB: t}
 		var got string
-		t.Run(tc.name, func(t *testing.T) {
-			defer func() { skipped = t.Skipped() }()
-			if tc.parts == nil {
-				got = Require(t)
-			} else {
-				got = Path(t, tc.parts...)
-			}
-		})
-		if skipped != tc.skipped {
-			t.Errorf("%s: skipped = %v, want %v", tc.name, skipped, tc.skipped)
+		if tc.parts == nil {
+			got = Require(rec)
+		} else {
+			got = Path(rec, tc.parts...)
+		}
+		if skipped := rec.msg != ""; skipped != tc.skipped {
+			t.Errorf("%s: skipped = %v (%q), want %v", tc.name, skipped, rec.msg, tc.skipped)
+		}
+		if strings.Contains(rec.msg, "\n") {
+			t.Errorf("%s: skip message is not one line: %q", tc.name, rec.msg)
 		}
 		if !tc.skipped && got != filepath.Join(append([]string{tc.env}, tc.parts...)...) {
 			t.Errorf("%s: got %q", tc.name, got)
 		}
+	}
+}
+
+// skipRecorder records a skip instead of ending the test.
+type skipRecorder struct {
+	testing.TB
+	msg string
+}
+
+func (r *skipRecorder) Skipf(format string, args ...any) {
+	if r.msg == "" {
+		r.msg = fmt.Sprintf(format, args...)
 	}
 }
 

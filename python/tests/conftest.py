@@ -1,5 +1,6 @@
 """Shared paths and fixtures for the package tests (run against the
-installed package: scripts/test-python.sh installs ./python into a fresh venv)."""
+installed package: scripts/test-python.sh installs ./python into fresh
+venvs, with and without onnx and onnxruntime)."""
 
 from __future__ import annotations
 
@@ -19,3 +20,13 @@ def sagan(tmp_path: Path) -> Path:
     p = tmp_path / "sagan.onnx"
     shutil.copy(SAGAN, p)
     return p
+
+
+@pytest.fixture(params=["path", "ModelProto"])
+def as_model(request):
+    """How a test hands a model to the API: as its path, or as an
+    onnx.ModelProto loaded from it (skipped when onnx is not installed)."""
+    if request.param == "path":
+        return lambda p: p
+    onnx = pytest.importorskip("onnx")
+    return lambda p: onnx.load(str(p))
