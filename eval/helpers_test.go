@@ -16,7 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// tolFor is the default absolute tolerance per dtype (DESIGN §8).
+// tolFor is the default absolute tolerance per dtype (docs/design.md §8).
 func tolFor(dt graph.DType) float64 {
 	switch dt {
 	case graph.Float16:

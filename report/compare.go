@@ -720,7 +720,7 @@ func fusedBySite(b *Snapshot, id int) (node, op string) {
 }
 
 // approximationBySite says which approximation the rewrite of site id
-// recorded on its fused node: "window" or "pool" (DESIGN.md §5), "" for an
+// recorded on its fused node: "window" or "pool" (docs/design.md §5), "" for an
 // exact fusion.
 func approximationBySite(b *Snapshot, id int) string {
 	for _, n := range b.Nodes {

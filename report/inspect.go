@@ -11,7 +11,7 @@ import (
 	"github.com/attnopt/attnopt/passes"
 )
 
-// Inspect is the `attnopt inspect` report (DESIGN.md §7).
+// Inspect is the `attnopt inspect` report (docs/design.md §7).
 type Inspect struct {
 	Schema   string           `json:"schema"`
 	Version  string           `json:"version"`

@@ -22,7 +22,7 @@ type Metrics struct {
 	Rtol       float64 `json:"rtol"`
 }
 
-// Tolerance returns the default absolute tolerance for a dtype (DESIGN.md §8).
+// Tolerance returns the default absolute tolerance for a dtype (docs/design.md §8).
 func Tolerance(dt graph.DType) float64 {
 	switch dt {
 	case graph.Float16:

@@ -82,7 +82,7 @@ func (f *runtimeFlags) choose(rew *graph.Model) (validate.Runner, *report.Runtim
 func (f *runtimeFlags) openORT(needsCustomOps bool) (r validate.Runner, info *report.RuntimeInfo, why string, err error) {
 	lib, err := ort.LocateLibrary(f.ortLib)
 	if err != nil {
-		return nil, nil, "no ONNX Runtime found (pip install onnxruntime, or set ORT_LIB)", err
+		return nil, nil, "no ONNX Runtime found: pip install onnxruntime, or set ORT_LIB", err
 	}
 	rt, err := ort.Open(lib.Path)
 	if err != nil {
@@ -92,7 +92,7 @@ func (f *runtimeFlags) openORT(needsCustomOps bool) (r validate.Runner, info *re
 	if needsCustomOps {
 		ops, err := ort.LocateCustomOps(f.customOps)
 		if err != nil {
-			return nil, nil, "the model has attnopt ops and attnopt's custom-op library was not found (install the attnopt wheel, or set ATTNOPT_CUSTOM_OPS)", err
+			return nil, nil, "the model has attnopt ops and attnopt's custom-op library was not found: install the attnopt wheel, or set ATTNOPT_CUSTOM_OPS", err
 		}
 		info.CustomOps, info.CustomOpsFrom = ops.Path, ops.From
 	}
@@ -107,11 +107,14 @@ func (f *runtimeFlags) openORT(needsCustomOps bool) (r validate.Runner, info *re
 // libraries, so a reader knows what the verdict is about.
 func writeRuntime(w io.Writer, info *report.RuntimeInfo) {
 	if info.Name == "ort" {
-		line := fmt.Sprintf("runtime: ONNX Runtime %s, %s (%s)", info.Version, info.Library, info.LibraryFrom)
-		if info.CustomOps != "" {
-			line += fmt.Sprintf("; attnopt custom ops %s (%s)", info.CustomOps, info.CustomOpsFrom)
+		switch {
+		case info.CustomOps == "":
+			fmt.Fprintf(w, "runtime: ONNX Runtime %s from %s: %s\n", info.Version, info.LibraryFrom, info.Library)
+		case info.CustomOpsFrom == info.LibraryFrom:
+			fmt.Fprintf(w, "runtime: ONNX Runtime %s with attnopt's custom ops, from %s: %s, %s\n", info.Version, info.LibraryFrom, info.Library, info.CustomOps)
+		default:
+			fmt.Fprintf(w, "runtime: ONNX Runtime %s from %s: %s; attnopt's custom ops from %s: %s\n", info.Version, info.LibraryFrom, info.Library, info.CustomOpsFrom, info.CustomOps)
 		}
-		fmt.Fprintln(w, line)
 		return
 	}
 	fmt.Fprintf(w, "runtime: attnopt's pure-Go reference runtime (%s)\n", strings.TrimSpace(info.Note))

@@ -37,7 +37,7 @@ func TestValidateDefaultRuntime(t *testing.T) {
 	noLibraries(t)
 
 	code, stdout, stderr := runCLI("validate", orig, attnoptOut)
-	if code != 0 || !strings.HasPrefix(stdout, "runtime: attnopt's pure-Go reference runtime (no ONNX Runtime found (pip install onnxruntime, or set ORT_LIB))\nvalidate ") {
+	if code != 0 || !strings.HasPrefix(stdout, "runtime: attnopt's pure-Go reference runtime (no ONNX Runtime found: pip install onnxruntime, or set ORT_LIB)\nvalidate ") {
 		t.Errorf("nothing installed: exit %d %s\n%s", code, stderr, stdout)
 	}
 	code, stdout, stderr = runCLI("validate", orig, attnoptOut, "--runtime", "ort")
@@ -56,7 +56,7 @@ func TestValidateDefaultRuntime(t *testing.T) {
 	t.Setenv("ORT_LIB", lib)
 	// The ort target needs no custom ops: ONNX Runtime runs it.
 	code, stdout, stderr = runCLI("validate", orig, ortOut)
-	if code != 0 || !strings.HasPrefix(stdout, "runtime: ONNX Runtime 1.") || !strings.Contains(stdout, lib+" ($ORT_LIB)\n") || !strings.Contains(stdout, "(runtime ort,") {
+	if code != 0 || !strings.HasPrefix(stdout, "runtime: ONNX Runtime 1.") || !strings.Contains(stdout, " from $ORT_LIB: "+lib+"\n") || !strings.Contains(stdout, "(runtime ort,") {
 		t.Errorf("ort target: exit %d %s\n%s", code, stderr, stdout)
 	}
 	// attnopt ops without the custom-op library: the Go runtime, saying why.
@@ -89,7 +89,7 @@ func TestValidateDefaultRuntime(t *testing.T) {
 	}
 	// rewrite --validate takes the same default and says so.
 	code, stdout, _ = runCLI("rewrite", orig, "-o", filepath.Join(t.TempDir(), "v.onnx"), "--validate")
-	if code != 0 || !strings.Contains(stdout, "\nruntime: ONNX Runtime 1.") || !strings.Contains(stdout, "attnopt custom ops "+ops) {
+	if code != 0 || !strings.Contains(stdout, "\nruntime: ONNX Runtime 1.") || !strings.Contains(stdout, "; attnopt's custom ops from $ATTNOPT_CUSTOM_OPS: "+ops+"\n") {
 		t.Errorf("rewrite --validate: exit %d\n%s", code, stdout)
 	}
 }
