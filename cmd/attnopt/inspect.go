@@ -49,5 +49,5 @@ func runInspect(o *inspectOptions) error {
 	res := passes.FindSites(m.Graph)
 	rep := report.NewInspect(o.model, m, res)
 	rep.Provenance = o.prov
-	return rep.Write(o.out, f, o.explain)
+	return rep.WriteTo(o.out, f, o.explain, isTerminal(o.out))
 }

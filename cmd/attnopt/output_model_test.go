@@ -177,3 +177,25 @@ func TestRewriteSeveralReports(t *testing.T) {
 		t.Errorf("report onto the output: exit %d %s", code, stderr)
 	}
 }
+
+// Off a terminal every table is tab-separated, one row a line (README
+// says so): inspect's, validate's and rewrite --validate's as well as
+// diff's and check's.
+func TestTablesAreTabSeparatedOffATerminal(t *testing.T) {
+	orig, out := rewritten(t, "sagan")
+	cases := []struct {
+		args []string
+		row  string
+	}{
+		{[]string{"inspect", orig}, "0\t/softmax/Softmax\t1\t1\t256\t256\t8\t64\tfloat32\tnone\t1\t16x16\t256.0 KiB\t145.0 KiB"},
+		{[]string{"validate", orig, out}, "site 0 (/softmax/Softmax)\t/MatMul_1_output_0\t"},
+		{[]string{"rewrite", orig, "-o", filepath.Join(t.TempDir(), "v.onnx"), "--validate"}, "site 0 (/softmax/Softmax)\t/MatMul_1_output_0\t"},
+		{[]string{"check", orig, "--memory-budget", "1GiB"}, "0\t/softmax/Softmax\t1\t1\t256\t256\tfloat32\t256.0 KiB\t145.0 KiB\tok"},
+	}
+	for _, tc := range cases {
+		code, stdout, stderr := runCLI(tc.args...)
+		if code != 0 || !strings.Contains(stdout, tc.row) || strings.Contains(stdout, "  /") {
+			t.Errorf("%v: exit %d %s\n%s", tc.args[:1], code, stderr, stdout)
+		}
+	}
+}

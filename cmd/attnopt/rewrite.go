@@ -180,7 +180,7 @@ func validateRewrite(o *rewriteOptions, out string) error {
 	rep.Original, rep.Rewritten = o.model, out
 	o.report.validated(rep)
 	writeRuntime(o.out, rt)
-	report.WriteValidation(o.out, rep)
+	report.WriteValidationTable(o.out, rep, isTerminal(o.out))
 	if !rep.Pass {
 		return &failedError{msg: failureLine(rep)}
 	}

@@ -105,7 +105,7 @@ func runValidate(o *validateOptions) error {
 		}
 	} else {
 		writeRuntime(o.out, rt)
-		report.WriteValidation(o.out, rep)
+		report.WriteValidationTable(o.out, rep, isTerminal(o.out))
 	}
 	if rep.NoChecks {
 		return &noChecksError{msg: fmt.Sprintf("%s: no attention site of %s was rewritten; nothing to validate", o.rewritten, o.original)}

@@ -31,12 +31,18 @@ def block(lang: str, n: int) -> str:
     return re.findall(r"^```" + lang + r"\n(.*?)^```$", quickstart(), flags=re.S | re.M)[n]
 
 
+def pattern(line: str) -> str:
+    """A README line as a regular expression: … matches anything, and a
+    column gap (two spaces or more) the gap of an aligned table or the tab
+    of a piped one."""
+    return ".*".join("[ \t]+".join(re.escape(w) for w in re.split("  +", p)) for p in line.split("…"))
+
+
 def matches(want: str, got: str) -> List[str]:
     """The lines of want (… matches anything) that got does not match, in
     order; [] when every line matches and nothing is left over."""
     wl, gl = want.splitlines(), got.splitlines()
-    bad = [f"want {w!r}\n got {g!r}" for w, g in zip(wl, gl)
-           if not re.fullmatch(".*".join(re.escape(p) for p in w.split("…")), g)]
+    bad = [f"want {w!r}\n got {g!r}" for w, g in zip(wl, gl) if not re.fullmatch(pattern(w), g)]
     if len(wl) != len(gl):
         bad.append(f"{len(gl)} lines, want {len(wl)}")
     return bad
@@ -46,6 +52,7 @@ def test_matcher():
     assert matches("a … b\nc", "a xyz b\nc") == []
     assert matches("a … b", "a xyz c") != []
     assert matches("a", "a\nextra") != []
+    assert matches("CHECK  OUTPUT  …\nsite 0 (s)  out  …  ok", "CHECK\tOUTPUT\tMAX\nsite 0 (s)\tout\t1e-06\t0\tok") == []
 
 
 def fresh_copy(dst: Path) -> None:
