@@ -30,3 +30,14 @@ def as_model(request):
         return lambda p: p
     onnx = pytest.importorskip("onnx")
     return lambda p: onnx.load(str(p))
+
+
+@pytest.fixture(autouse=True)
+def users_environment(monkeypatch, tmp_path):
+    """Each test sees what a user of the installed package sees: none of the
+    variables scripts/test.sh exports for the Go tests (ONNXRUNTIME_LIB…),
+    and a working folder outside the checkout, whose .cache/ort and
+    kernels/build the binary would otherwise find."""
+    for v in ("ORT_LIB", "ONNXRUNTIME_LIB", "ATTNOPT_CUSTOM_OPS", "ATTNOPT_RUNTIME"):
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.chdir(tmp_path)
