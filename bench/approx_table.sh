@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Error and memory of the approximations (DESIGN.md §5) on the seed CPA3D
+# Error and memory of the approximations (docs/design.md §5) on the seed CPA3D
 # and SAGAN blocks: the small fixtures (8×8×8, 16×16) and the real sizes
 # (128×128×128, 256×256; validated on a reduced grid of 8192 cells, the same
 # for every setting). Max abs error against exact attention on seeded N(0,1)

@@ -1,7 +1,7 @@
 // Package eval executes ONNX graphs numerically: a pure-Go reference runtime
 // that also implements the fused attention ops attnopt writes, so original
 // and rewritten models can be compared anywhere, without a GPU or ONNX
-// Runtime (DESIGN.md §8, runtime "go").
+// Runtime (docs/design.md §8, runtime "go").
 //
 // Run executes a whole model, RunNodes a subset of its nodes (an attention
 // site); both drop intermediates after their last use. Tensors keep every

@@ -12,10 +12,11 @@ import (
 
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/graph/onnxpb"
+	"github.com/attnopt/attnopt/internal/corpus"
 	"google.golang.org/protobuf/proto"
 )
 
-// tolFor is the default absolute tolerance per dtype (DESIGN §8).
+// tolFor is the default absolute tolerance per dtype (docs/design.md §8).
 func tolFor(dt graph.DType) float64 {
 	switch dt {
 	case graph.Float16:
@@ -111,7 +112,7 @@ func listDirs(t *testing.T, pattern string) []string {
 }
 
 func short(s string) string {
-	return strings.TrimPrefix(s, "/work/shared/corpus/")
+	return corpus.Rel(s)
 }
 
 // attrs are node attributes for runOp: float32, int/int64, string, []int64,

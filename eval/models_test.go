@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/corpus"
 )
 
 // TestFixtures runs every exported fixture under testdata/models against
@@ -83,13 +84,14 @@ var corpusErrors = map[string]string{
 // supported on seeded random inputs, to prove the runtime does not crash;
 // the others are listed with the ops they lack.
 func TestCorpusRuns(t *testing.T) {
+	root := corpus.Require(t)
 	var files []string
 	for _, p := range []string{"onnxruntime/*.onnx", "tensorrt/*.onnx", "onnxruntime-genai/*.onnx"} {
-		f, _ := filepath.Glob(filepath.Join(corpusDir, p))
+		f, _ := filepath.Glob(filepath.Join(root, p))
 		files = append(files, f...)
 	}
 	if len(files) == 0 {
-		t.Skip("corpus not present")
+		t.Skip("corpus holds no onnxruntime/, tensorrt/ or onnxruntime-genai/ models")
 	}
 	ran := 0
 	for _, f := range files {

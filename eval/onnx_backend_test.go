@@ -5,9 +5,8 @@ import (
 	"testing"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/corpus"
 )
-
-const corpusDir = "/work/shared/corpus"
 
 // runDataSet runs dir/model.onnx on dir/test_data_set_0 and compares each
 // output with the stored one within tol (0: the dtype's tolerance).
@@ -39,9 +38,9 @@ func runDataSet(t *testing.T, dir string, tol float64) {
 // TestONNXBackendAttention runs ONNX's own Attention node tests (plain and
 // function-expanded) and compares with their stored outputs.
 func TestONNXBackendAttention(t *testing.T) {
-	dirs := listDirs(t, filepath.Join(corpusDir, "onnx", "*", "test_*"))
+	dirs := listDirs(t, filepath.Join(corpus.Require(t), "onnx", "*", "test_*"))
 	if len(dirs) == 0 {
-		t.Skip("ONNX backend corpus not present")
+		t.Skip("corpus holds no ONNX backend tests (onnx/*/test_*)")
 	}
 	pass, skip := 0, 0
 	for _, dir := range dirs {

@@ -6,15 +6,16 @@ import (
 	"testing"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/corpus"
 )
 
 // RunNodes over a site (here: every node of an expanded Attention) gives
 // what Run gives, and names what it was not fed.
 func TestRunNodes(t *testing.T) {
-	dir := filepath.Join(corpusDir, "onnx", "node", "test_attention_4d_attn_mask_expanded")
+	dir := corpus.Path(t, "onnx", "node", "test_attention_4d_attn_mask_expanded")
 	m, err := graph.Load(filepath.Join(dir, "model.onnx"))
 	if err != nil {
-		t.Skip("corpus not present")
+		t.Fatal(err)
 	}
 	ins, want, err := loadDataSet(m, filepath.Join(dir, "test_data_set_0"))
 	if err != nil {

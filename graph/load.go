@@ -15,7 +15,7 @@ import (
 func Load(path string) (*Model, error) {
 	data, err := readModelFile(path)
 	if err != nil {
-		return nil, &InputError{File: path, Msg: "cannot read: " + unwrapPathErr(err)}
+		return nil, &InputError{File: path, Msg: "cannot read: " + unwrapPathErr(err), Err: err}
 	}
 	m, err := LoadBytes(data, filepath.Dir(path))
 	if err != nil {

@@ -1,6 +1,8 @@
 package graph_test
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -202,4 +204,41 @@ func write(t *testing.T, dir, name string, data []byte) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// The cause of a load failure stays reachable through the InputError, so a
+// caller can tell a missing file from a bad one with errors.Is (a test that
+// skips when a model is absent relies on it); the message still names the
+// file on one line.
+func TestLoadErrorsUnwrapToTheCause(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name     string
+		path     string
+		notExist bool
+		want     string
+	}{
+		{"missing model", filepath.Join(dir, "missing.onnx"), true, "missing.onnx: cannot read: no such file or directory"},
+		{"missing folder", filepath.Join(dir, "nowhere", "model.onnx"), true, "nowhere/model.onnx: cannot read"},
+		{"missing external data", externalModel(t, t.TempDir(), "weights.bin"), true, `external data "weights.bin"`},
+		{"not onnx", write(t, dir, "text.onnx", []byte("this is not a model\n")), false, "not a valid ONNX model"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := graph.Load(tc.path)
+			if err == nil {
+				// External data is read on demand: the failure comes then.
+				_, err = m.Graph.Value("w").Const.Raw()
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if got := errors.Is(err, fs.ErrNotExist); got != tc.notExist {
+				t.Errorf("errors.Is(%v, fs.ErrNotExist) = %v, want %v", err, got, tc.notExist)
+			}
+			if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q: want one line containing %q", err, tc.want)
+			}
+		})
+	}
 }

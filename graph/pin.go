@@ -9,7 +9,7 @@ import (
 )
 
 // Pins fixes symbolic input dims: whole input shapes by name and single
-// symbols by name (DESIGN.md §6: --shape NAME=1x3x224x224, --dim SYM=N).
+// symbols by name (docs/design.md §6: --shape NAME=1x3x224x224, --dim SYM=N).
 type Pins struct {
 	Shapes map[string][]int64
 	Dims   map[string]int64

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/attnopt/attnopt/graph/onnxpb"
+	"github.com/attnopt/attnopt/internal/corpus"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
@@ -14,10 +15,7 @@ import (
 // corpusModels lists the third-party models beside the repo; tests using it
 // skip when the folder is absent.
 func corpusModels(t testing.TB) []string {
-	root := filepath.Join("..", "..", "shared", "corpus")
-	if _, err := os.Stat(root); err != nil {
-		t.Skip("../shared/corpus not present")
-	}
+	root := corpus.Require(t)
 	var out []string
 	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err == nil && filepath.Ext(p) == ".onnx" {

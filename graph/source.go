@@ -38,12 +38,12 @@ func (s *source) open(location string) (*os.File, error) {
 		if strings.Contains(err.Error(), "escapes") {
 			return nil, badInput("external data %q resolves outside the model's folder", location)
 		}
-		return nil, badInput("external data %q: %v", location, unwrapPathErr(err))
+		return nil, badInputCause(err, "external data %q: %v", location, unwrapPathErr(err))
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, badInput("external data %q: %v", location, unwrapPathErr(err))
+		return nil, badInputCause(err, "external data %q: %v", location, unwrapPathErr(err))
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()

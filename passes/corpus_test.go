@@ -7,17 +7,12 @@ import (
 	"testing"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/corpus"
 )
 
-// corpusRoot is ../shared/corpus beside the repo (DESIGN.md §10); nothing of
-// it is copied into the repo and tests skip when it is absent.
-func corpusRoot(t *testing.T) string {
-	root := filepath.Join("..", "..", "shared", "corpus")
-	if _, err := os.Stat(root); err != nil {
-		t.Skip("../shared/corpus not present")
-	}
-	return root
-}
+// corpusRoot is the shared corpus beside the repo (internal/corpus); nothing
+// of it is copied into the repo and tests skip when it is absent.
+func corpusRoot(t *testing.T) string { return corpus.Require(t) }
 
 type corpusWant struct {
 	// sites -1: a single fused op, lifted or refused for a known reason.

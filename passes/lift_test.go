@@ -2,7 +2,9 @@ package passes_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +13,7 @@ import (
 	"github.com/attnopt/attnopt/eval"
 	"github.com/attnopt/attnopt/eval/ort"
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/corpus"
 	"github.com/attnopt/attnopt/internal/testgraph"
 	. "github.com/attnopt/attnopt/passes"
 	"github.com/attnopt/attnopt/validate"
@@ -23,10 +26,7 @@ import (
 // reference outputs: in the Go runtime, and in ONNX Runtime (with the
 // custom-op library for attnopt) when it is available.
 func TestLiftONNXAttentionNumbers(t *testing.T) {
-	dirs, _ := filepath.Glob(filepath.Join("..", "..", "shared", "corpus", "onnx", "*", "test_attention*"))
-	if len(dirs) == 0 {
-		t.Skip("../shared/corpus not present")
-	}
+	dirs := corpus.Glob(t, filepath.Join("onnx", "*", "test_attention*"))
 	runners, ortOK, customOK := testRunners(t)
 	fused := map[string]int{}
 	for _, dir := range dirs {
@@ -240,19 +240,23 @@ func TestLiftMaskedMHA(t *testing.T) {
 // Attention inside subgraphs is listed with its path: the If branches of a
 // torch.cond export, and the GPT-2 decoder inside ONNX Runtime's BeamSearch.
 func TestNestedAttentionListed(t *testing.T) {
+	beam, _ := corpus.Lookup("onnxruntime", "tiny_gpt2_beamsearch.onnx")
 	cases := []struct {
-		path string
-		op   string
-		n    int
-		in   string
+		path   string
+		corpus bool // absent from a clone without the shared corpus
+		op     string
+		n      int
+		in     string
 	}{
-		{filepath.Join("..", "testdata", "models", "cond_dynamo_op23", "model.onnx"), "ai.onnx.Attention", 2, "If node_cond__0/"},
-		{filepath.Join("..", "..", "shared", "corpus", "onnxruntime", "tiny_gpt2_beamsearch.onnx"), "com.microsoft.Attention", 5, "BeamSearch BeamSearch_gpt2/decoder"},
+		{filepath.Join("..", "testdata", "models", "cond_dynamo_op23", "model.onnx"), false, "ai.onnx.Attention", 2, "If node_cond__0/"},
+		{beam, true, "com.microsoft.Attention", 5, "BeamSearch BeamSearch_gpt2/decoder"},
 	}
 	for _, tc := range cases {
 		m, err := graph.Load(tc.path)
-		if os.IsNotExist(err) {
-			t.Logf("%s not present", tc.path)
+		// graph.InputError unwraps to the *fs.PathError: a missing corpus
+		// file is told apart from a bad one.
+		if tc.corpus && errors.Is(err, fs.ErrNotExist) {
+			t.Logf("corpus not present: %s skipped", tc.path)
 			continue
 		}
 		if err != nil {

@@ -8,7 +8,7 @@ import (
 )
 
 // Plan is what the rewrite does with one site: exact fusion, or an opt-in
-// approximation over the site's token grid (DESIGN.md §5).
+// approximation over the site's token grid (docs/design.md §5).
 type Plan struct {
 	Kind     PlanKind
 	Window   []int64 // per grid axis (window)
@@ -17,7 +17,7 @@ type Plan struct {
 	Upsample string  // nearest or linear (pool_qkv)
 	Grid     *Grid
 	// Memory of the naive site (its score tensor) and of the plan's op
-	// (DESIGN.md §6 with the plan's lengths); -1 when unknown.
+	// (docs/design.md §6 with the plan's lengths); -1 when unknown.
 	BytesBefore, BytesAfter int64
 	Reason                  string
 	// MaxError is the --max-error this approximate plan was measured

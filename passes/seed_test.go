@@ -7,7 +7,7 @@ import (
 	"github.com/attnopt/attnopt/internal/testgraph"
 )
 
-// The three cases of DESIGN.md §1, built at their real sizes.
+// The three cases of docs/design.md §1, built at their real sizes.
 func TestSeedCasesAtRealSize(t *testing.T) {
 	cases := []struct {
 		name                        string

@@ -171,7 +171,7 @@ func (s *Site) ScoreBytes() (int64, bool) {
 }
 
 // FusedBytes is what a fused op holds: Q, K, V, O and a float32 row
-// statistic per query (DESIGN.md §6).
+// statistic per query (docs/design.md §6).
 func (s *Site) FusedBytes() (int64, bool) {
 	e := graph.D(int64(s.DType.Bits() / 8))
 	terms := [][]graph.Dim{

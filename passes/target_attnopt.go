@@ -4,7 +4,7 @@ import (
 	"github.com/attnopt/attnopt/graph"
 )
 
-// attnoptTarget rewrites into attnopt.FlashAttention (DESIGN.md §4), run by
+// attnoptTarget rewrites into attnopt.FlashAttention (docs/design.md §4), run by
 // the kernels in kernels/ through the ONNX Runtime custom-op library.
 type attnoptTarget struct{}
 

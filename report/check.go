@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/version"
 	"github.com/attnopt/attnopt/passes"
 )
 
@@ -26,6 +27,7 @@ const (
 // is unknown.
 type Check struct {
 	Schema  string      `json:"schema"`
+	Version string      `json:"version"`
 	Model   string      `json:"model"`
 	Budget  int64       `json:"budget_bytes"`
 	Strict  bool        `json:"strict"`
@@ -34,6 +36,8 @@ type Check struct {
 	Unknown int         `json:"unknown"`
 	Sites   []CheckSite `json:"sites"`
 	Fused   []FusedInfo `json:"fused"`
+	// Provenance is set by the CLI.
+	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
 // CheckSite is one unfused site.
@@ -52,7 +56,7 @@ type CheckSite struct {
 // NewCheck checks the sites of m against budget bytes per site.
 func NewCheck(path string, m *graph.Model, budget int64, strict bool) *Check {
 	res := passes.FindSites(m.Graph)
-	c := &Check{Schema: CheckSchemaV1, Model: path, Budget: budget, Strict: strict, Sites: []CheckSite{}, Fused: fusedOf(m.Graph)}
+	c := &Check{Schema: CheckSchemaV1, Version: version.Version, Model: path, Budget: budget, Strict: strict, Sites: []CheckSite{}, Fused: fusedOf(m.Graph)}
 	// Sites inside subgraphs too: rewrite fuses them the same way.
 	for _, s := range append(res.Sites, passes.NestedSites(res.Nested)...) {
 		sr := newSiteReport(s)
@@ -147,9 +151,40 @@ func (c *Check) writeMarkdown(w io.Writer) error {
 		e.printf("- fused: `%s.%s` `%s`\n", domainName(f.Domain), f.Op, f.Node)
 	}
 	e.printf("%s %s\n", mark, mdCell(c.verdictLine()))
+	if p := c.Provenance; p != nil {
+		e.printf("\n<sub>%s</sub>\n", esc(p.Line()))
+	}
 	return e.err
 }
 
-func (c *Check) writeHTML(io.Writer) error {
-	return fmt.Errorf("check has no html format: use text, md or json")
+// writeHTML is the check as one self-contained page, styled as the
+// rewrite report (report_html.go).
+func (c *Check) writeHTML(w io.Writer) error {
+	e := &errWriter{w: w}
+	cls := "pass"
+	if !c.Pass {
+		cls = "fail"
+	}
+	e.printf("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
+	e.printf("<title>attnopt check: %s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n", esc(baseOf(c.Model)), htmlStyle)
+	e.printf("<h1>attnopt check</h1>\n<div class=\"paths\"><code>%s</code>: %d unfused attention site(s), %d fused op(s); budget %s per site</div>\n",
+		esc(c.Model), len(c.Sites), len(c.Fused), esc(HumanBytes(&c.Budget)))
+	e.printf("<div class=\"headline %s\" id=\"verdict\">%s</div>\n", cls, esc(c.verdictLine()))
+	if len(c.Sites) > 0 {
+		e.printf("<table id=\"sites\">\n<thead><tr><th class=\"n\">site</th><th>softmax</th><th>B·H·Nq·Nk</th><th>dtype</th><th class=\"n\">scores</th><th class=\"n\">fused</th><th>status</th></tr></thead>\n<tbody>\n")
+		for _, s := range c.Sites {
+			e.printf("<tr class=\"site st-%s\"><td class=\"n\">%d</td><td class=\"name\"><code>%s</code></td><td>%s</td><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"status\">%s</td></tr>\n",
+				esc(s.Status), s.ID, esc(s.Softmax), esc(fmt.Sprintf("%v·%v·%v·%v", s.Shape.Batch, s.Shape.Heads, s.Shape.QLen, s.Shape.KVLen)),
+				esc(s.DType), esc(HumanBytes(s.ScoreBytes)), esc(HumanBytes(s.FusedBytes)), esc(s.Status))
+		}
+		e.printf("</tbody>\n</table>\n")
+	}
+	for _, f := range c.Fused {
+		e.printf("<p>fused: <code>%s.%s</code> <code>%s</code></p>\n", esc(domainName(f.Domain)), esc(f.Op), esc(f.Node))
+	}
+	if p := c.Provenance; p != nil {
+		e.printf("<p class=\"note\" id=\"provenance\">%s</p>\n", esc(p.Line()))
+	}
+	e.printf("</body>\n</html>\n")
+	return e.err
 }

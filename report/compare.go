@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/version"
 	"github.com/attnopt/attnopt/passes"
 	"github.com/attnopt/attnopt/validate"
 )
@@ -20,7 +21,8 @@ const SchemaV1 = "attnopt.report/v1"
 // `rewrite --report`; Render writes it in every format.
 type Report struct {
 	Schema  string        `json:"schema"`
-	Kind    string        `json:"kind"` // "diff" or "rewrite"
+	Version string        `json:"version"` // attnopt's (internal/version)
+	Kind    string        `json:"kind"`    // "diff" or "rewrite"
 	Changed bool          `json:"changed"`
 	A       ModelSummary  `json:"a"`
 	B       ModelSummary  `json:"b"`
@@ -37,6 +39,10 @@ type Report struct {
 	Rewrite    *RewriteInfo    `json:"rewrite"`
 	Validation *ValidationInfo `json:"validation"`
 	Notes      []string        `json:"notes"`
+	// RunsWith says what runs B (the custom-op library it needs, the ONNX
+	// Runtime versions tested); empty when B needs nothing special.
+	RunsWith   string      `json:"runs_with,omitempty"`
+	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
 // ModelSummary is one side of the comparison.
@@ -258,7 +264,7 @@ type Inputs struct {
 
 // Compare builds the report of A → B.
 func Compare(in Inputs) *Report {
-	r := &Report{Schema: SchemaV1, Kind: "diff", Rewrite: in.Rewrite, Notes: []string{}}
+	r := &Report{Schema: SchemaV1, Version: version.Version, Kind: "diff", Rewrite: in.Rewrite, Notes: []string{}}
 	if in.Rewrite != nil {
 		r.Kind = "rewrite"
 	}
@@ -324,6 +330,7 @@ func Compare(in Inputs) *Report {
 	if a.IRVersion != b.IRVersion {
 		r.Notes = append(r.Notes, fmt.Sprintf("IR version %d → %d", a.IRVersion, b.IRVersion))
 	}
+	r.RunsWith = runsWith(r)
 	return r
 }
 
@@ -713,7 +720,7 @@ func fusedBySite(b *Snapshot, id int) (node, op string) {
 }
 
 // approximationBySite says which approximation the rewrite of site id
-// recorded on its fused node: "window" or "pool" (DESIGN.md §5), "" for an
+// recorded on its fused node: "window" or "pool" (docs/design.md §5), "" for an
 // exact fusion.
 func approximationBySite(b *Snapshot, id int) string {
 	for _, n := range b.Nodes {

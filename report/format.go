@@ -8,7 +8,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 )
 
 // Format is an output format.
@@ -36,8 +35,14 @@ func WriteJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// Write renders the inspect report in the given format.
+// Write renders the inspect report in the given format (text aligned).
 func (r *Inspect) Write(w io.Writer, f Format, explain bool) error {
+	return r.WriteTo(w, f, explain, true)
+}
+
+// WriteTo renders the inspect report; aligned pads the text table into
+// columns (a terminal), otherwise its rows are tab-separated.
+func (r *Inspect) WriteTo(w io.Writer, f Format, explain, aligned bool) error {
 	switch f {
 	case JSON:
 		if !explain {
@@ -47,12 +52,12 @@ func (r *Inspect) Write(w io.Writer, f Format, explain bool) error {
 		}
 		return WriteJSON(w, r)
 	case Text:
-		return r.writeText(w, explain)
+		return r.writeText(w, explain, aligned)
 	}
 	return fmt.Errorf("unknown format %q", f)
 }
 
-func (r *Inspect) writeText(w io.Writer, explain bool) error {
+func (r *Inspect) writeText(w io.Writer, explain, aligned bool) error {
 	fmt.Fprintf(w, "%s: %d attention site(s)", r.Model, len(r.Sites))
 	if n := r.nestedSites(); n > 0 {
 		fmt.Fprintf(w, " (%d in subgraphs)", n)
@@ -62,7 +67,7 @@ func (r *Inspect) writeText(w io.Writer, explain bool) error {
 	}
 	fmt.Fprintln(w)
 	if len(r.Sites) > 0 {
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		tw := tableWriter(w, aligned)
 		fmt.Fprintln(tw, "SITE\tSOFTMAX\tB\tH\tNq\tNk\tDqk\tDv\tDTYPE\tMASK\tSCALE\tGRID\tSCORES\tFUSED")
 		for _, s := range r.Sites {
 			mask := s.Mask

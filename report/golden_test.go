@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/version"
 	"github.com/attnopt/attnopt/passes"
 	"github.com/attnopt/attnopt/validate"
 )
@@ -58,13 +59,23 @@ func fixtureReportsWith(t testing.TB, name string, opts passes.Options) (rewrite
 	v := validate.Validate(orig, rew, validate.GoRunner{}, validate.Options{Seed: 1})
 	v.Original, v.Rewritten = shown, outName
 	rewrite = RewriteReport(before, outName, m, ctx, v)
+	rewrite.SetProvenance(goldenProvenance("rewrite", shown, "-o", outName, "--validate", "--report", "report.html").WithRun(&RuntimeInfo{Name: "go"}, 1))
 
 	a, err := graph.Load(src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	diff = DiffModels(shown, a, outName, rew)
+	diff.SetProvenance(goldenProvenance("diff", shown, outName))
 	return rewrite, diff
+}
+
+// goldenProvenance is what the CLI records, with the build fixed so the
+// golden files do not change with the Go release or the commit.
+func goldenProvenance(args ...string) *Provenance {
+	p := NewProvenance(args)
+	p.Info = version.Info{Version: version.Version, Go: "go1.26", Platform: "linux/amd64"}
+	return p
 }
 
 // renderings are the files each report is rendered to.

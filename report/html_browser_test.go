@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/attnopt/attnopt/passes"
 )
 
 // These tests open the HTML report in headless Chromium (Debian's
@@ -171,5 +173,30 @@ func TestHTMLSiteTableSortsInChromium(t *testing.T) {
 	}
 	if strings.Join(order, ",") != "1,0" {
 		t.Errorf("after sorting by site descending the rows are %v, want [1 0]", order)
+	}
+}
+
+// At 1280 px nothing scrolls sideways: the site table (names wrap, shapes
+// share columns) and the validation table fit the page, for every golden
+// fixture (long BERT names, an approximate site's long op text).
+func TestHTMLReportFits1280px(t *testing.T) {
+	bin := chromiumPath(t)
+	window, _ := fixtureReportsWith(t, "sagan", passes.Options{Target: "attnopt", Approx: passes.ApproxOptions{Window: []int64{4, 4}}})
+	bert, bertDiff := fixtureReports(t, "hf_bert")
+	measure := `<script>var s=document.querySelector(".scroll");document.body.setAttribute("data-widths",s.scrollWidth+" "+s.clientWidth+" "+document.documentElement.scrollWidth);</script>`
+	for name, r := range map[string]*Report{"sagan window": window, "hf_bert rewrite": bert, "hf_bert diff": bertDiff} {
+		html := strings.Replace(string(renderHTML(t, r)), "</body>", measure+"\n</body>", 1)
+		page := filepath.Join(t.TempDir(), "fit.html")
+		if err := os.WriteFile(page, []byte(html), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dom := string(runChromium(t, bin, "file://"+page, "--dump-dom"))
+		m := regexp.MustCompile(`data-widths="(\d+) (\d+) (\d+)"`).FindStringSubmatch(dom)
+		if m == nil {
+			t.Fatalf("%s: the measuring script did not run", name)
+		}
+		if m[1] != m[2] || m[3] != "1280" {
+			t.Errorf("%s: site table %s px wide in %s px, page %s px: want no sideways scroll at 1280 px", name, m[1], m[2], m[3])
+		}
 	}
 }

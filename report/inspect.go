@@ -7,11 +7,14 @@ import (
 	"strings"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/version"
 	"github.com/attnopt/attnopt/passes"
 )
 
-// Inspect is the `attnopt inspect` report (DESIGN.md §7).
+// Inspect is the `attnopt inspect` report (docs/design.md §7).
 type Inspect struct {
+	Schema   string           `json:"schema"`
+	Version  string           `json:"version"`
 	Model    string           `json:"model"`
 	Opsets   map[string]int64 `json:"opsets"`
 	Sites    []SiteInfo       `json:"sites"`
@@ -22,6 +25,8 @@ type Inspect struct {
 	// (If/Loop bodies, BeamSearch decoders): the sites among them are also
 	// in Sites (with Subgraph set), the others say why they stay.
 	Nested []NestedInfo `json:"nested,omitempty"`
+	// Provenance is set by the CLI.
+	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
 // NestedInfo is one attention op or Softmax inside a subgraph.
@@ -140,7 +145,7 @@ func bytesPtr(v int64, ok bool) *int64 {
 
 // NewInspect builds the report of one model.
 func NewInspect(path string, m *graph.Model, res *passes.Result) *Inspect {
-	r := &Inspect{Model: path, Opsets: map[string]int64{}, Sites: []SiteInfo{}, Fused: []FusedInfo{}}
+	r := &Inspect{Schema: InspectSchemaV1, Version: version.Version, Model: path, Opsets: map[string]int64{}, Sites: []SiteInfo{}, Fused: []FusedInfo{}}
 	for _, o := range m.Opsets {
 		d := o.Domain
 		if d == "" {

@@ -71,6 +71,25 @@ func Render(w io.Writer, f Format, d Document, o RenderOptions) error {
 	return fmt.Errorf("unknown format %q", f)
 }
 
+// flushWriter is a tabwriter, or a plain writer whose Flush does nothing.
+type flushWriter interface {
+	io.Writer
+	Flush() error
+}
+
+type noFlush struct{ io.Writer }
+
+func (noFlush) Flush() error { return nil }
+
+// tableWriter aligns tab-separated rows for a terminal, or passes them on
+// as they are.
+func tableWriter(w io.Writer, aligned bool) flushWriter {
+	if aligned {
+		return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	}
+	return noFlush{w}
+}
+
 // table writes rows aligned (tabwriter) or tab-separated.
 type table struct {
 	w  io.Writer

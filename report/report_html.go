@@ -26,7 +26,8 @@ table.sortable th{cursor:pointer;user-select:none}table.sortable th:after{conten
 tr.st-fused td.status,tr.st-approximated td.status{color:#17803d;font-weight:600}tr.st-left td.status,tr.st-unchanged td.status,tr.st-new td.status{color:#b35c00;font-weight:600}
 .chg-removed{color:#c0262d}.chg-added{color:#17803d}.chg-changed{color:#8a5a00}
 svg text{font:11px system-ui,sans-serif;fill:#333}svg .grid{stroke:#e3e7ee}svg .bar.before{fill:#d9534f}svg .bar.after{fill:#2e9d5b}
-.scroll{overflow-x:auto}#sites{font-size:12.5px}#sites th,#sites td{padding:4px 5px}#sites td{white-space:nowrap}#sites .variant{color:#5a6577;font-size:11.5px}
+.scroll{overflow-x:auto}#sites{font-size:12.5px}#sites th,#sites td{padding:4px 5px}#sites td{white-space:nowrap}#sites td.name{white-space:normal;min-width:12em}td{overflow-wrap:anywhere}#sites .variant{color:#5a6577;font-size:11.5px}
+#runs-with{background:#f4f6f9;border-left:3px solid #5a6577;padding:6px 10px}#provenance{font-size:12px;overflow-wrap:anywhere}
 #graph-diff table{width:auto;min-width:60%}
 details{margin:8px 0}summary{cursor:pointer;font-weight:600}.note{color:#5a6577}`
 
@@ -79,14 +80,19 @@ func (r *Report) writeHTML(w io.Writer) error {
 	if r.Rewrite != nil {
 		e.printf("<p>Rewrite target <code>%s</code> (<code>%s</code>); %d node(s) removed, %d layout fold(s).</p>\n", esc(r.Rewrite.Target), esc(r.Rewrite.Op), r.Rewrite.DeadRemoved, r.Rewrite.LayoutFolds)
 	}
+	if r.RunsWith != "" {
+		e.printf("<p id=\"runs-with\">%s</p>\n", esc(r.RunsWith))
+	}
 
 	sites := append(append([]SiteReport{}, r.Sites...), r.NewSites...)
 	if len(sites) > 0 {
 		e.printf("<h2>Score memory per site</h2>\n")
 		writeChart(e, sites)
 		e.printf("<h2>Attention sites</h2>\n<div class=\"scroll\">\n<table class=\"sortable\" id=\"sites\">\n<thead><tr>")
-		heads := []struct{ name, typ string }{{"site", "num"}, {"softmax / variant", ""}, {"B", "num"}, {"H", "num"}, {"Nq", "num"}, {"Nk", "num"},
-			{"Dqk", "num"}, {"Dv", "num"}, {"dtype", ""}, {"mask", ""}, {"status", ""}, {"op", ""}, {"scores", "num"}, {"fused", "num"},
+		// Shapes share two columns, as in the Markdown report, and names
+		// wrap, so the table fits a 1280 px window.
+		heads := []struct{ name, typ string }{{"site", "num"}, {"softmax / variant", ""}, {"B·H·Nq·Nk", ""}, {"Dqk/Dv", ""},
+			{"dtype", ""}, {"mask", ""}, {"status", ""}, {"op", ""}, {"scores", "num"}, {"fused", "num"},
 			{"after", "num"}, {"max abs", "num"}, {"verdict", ""}}
 		for _, h := range heads {
 			if h.typ == "num" {
@@ -102,11 +108,10 @@ func (r *Report) writeHTML(w io.Writer) error {
 				id = "b" + id
 			}
 			e.printf("<tr class=\"site st-%s\" data-site=\"%s\">", s.Status, id)
-			e.printf("<td class=\"n\" data-v=\"%d\">%s</td><td><code>%s</code><div class=\"variant\">%s</div></td>", s.ID, esc(id), esc(s.where()), esc(s.Variant))
-			for _, d := range []any{s.Shape.Batch, s.Shape.Heads, s.Shape.QLen, s.Shape.KVLen, s.Shape.HeadDim, s.Shape.VHeadDim} {
-				e.printf("<td class=\"n\">%s</td>", esc(dimText(d)))
-			}
-			e.printf("<td>%s</td><td>%s</td><td class=\"status\">%s</td><td><code>%s</code></td>", esc(s.DType), esc(s.maskText()), esc(s.Status), esc(s.opText()))
+			e.printf("<td class=\"n\" data-v=\"%d\">%s</td><td class=\"name\"><code>%s</code><div class=\"variant\">%s</div></td>", s.ID, esc(id), esc(s.where()), esc(s.Variant))
+			e.printf("<td>%s</td><td>%s</td>", esc(fmt.Sprintf("%v·%v·%v·%v", s.Shape.Batch, s.Shape.Heads, s.Shape.QLen, s.Shape.KVLen)),
+				esc(fmt.Sprintf("%v/%v", s.Shape.HeadDim, s.Shape.VHeadDim)))
+			e.printf("<td>%s</td><td>%s</td><td class=\"status\">%s</td><td class=\"name\"><code>%s</code></td>", esc(s.DType), esc(s.maskText()), esc(s.Status), esc(s.opText()))
 			for _, b := range []*int64{s.ScoreBytes, s.FusedBytes, s.BytesAfter} {
 				e.printf("<td class=\"n\" data-v=\"%s\">%s</td>", bytesData(b), esc(HumanBytes(b)))
 			}
@@ -203,6 +208,9 @@ func (r *Report) writeHTML(w io.Writer) error {
 	for _, note := range r.Notes {
 		e.printf("<p class=\"note\">%s</p>\n", esc(note))
 	}
+	if p := r.Provenance; p != nil {
+		e.printf("<p class=\"note\" id=\"provenance\">%s</p>\n", esc(p.Line()))
+	}
 	e.printf("<script>\n%s\n</script>\n</body>\n</html>\n", htmlScript)
 	return e.err
 }
@@ -223,49 +231,37 @@ func baseOf(p string) string {
 
 // writeChart draws, per site, the score tensor (before) and what remains
 // after (the fused op's footprint, or the score tensor when unfused) as
-// horizontal bars on a log scale whose ticks are powers of 1024, so sizes
-// from bytes to TiB share one axis.
+// horizontal bars on one linear axis, so bar lengths compare as the sizes
+// do, and labels each "after" bar with its ratio to "before". A fused
+// site whose footprint is a sliver of its scores then looks it.
 func writeChart(e *errWriter, sites []SiteReport) {
 	const (
-		left, right, top = 230.0, 30.0, 34.0
+		left, right, top = 230.0, 200.0, 34.0
 		width            = 1100.0
 		barH, gap        = 14.0, 14.0
 	)
-	lo, hi := math.Inf(1), math.Inf(-1)
+	hi := 0.0
 	for _, s := range sites {
 		for _, b := range []*int64{s.BytesBefore, s.BytesAfter} {
 			if b != nil && *b > 0 {
-				lo = math.Min(lo, float64(*b))
 				hi = math.Max(hi, float64(*b))
 			}
 		}
 	}
-	if math.IsInf(lo, 1) {
-		lo, hi = 1, 1024
-	}
-	// Round out to powers of 1024 (at least one decade of 1024).
-	p0 := math.Floor(math.Log(lo) / math.Log(1024))
-	p1 := math.Ceil(math.Log(hi) / math.Log(1024))
-	if p1 <= p0 {
-		p1 = p0 + 1
-	}
-	x := func(b float64) float64 {
-		f := (math.Log(b)/math.Log(1024) - p0) / (p1 - p0)
-		return left + f*(width-left-right)
-	}
+	ticks := linearTicks(hi)
+	top1 := ticks[len(ticks)-1]
+	x := func(b float64) float64 { return left + b/top1*(width-left-right) }
 	rowH := 2*barH + gap
 	height := top + float64(len(sites))*rowH + 24
-	e.printf("<svg id=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"100%%\" style=\"max-width:%.0fpx\" data-height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"score memory per site, before and after, log scale\">\n",
+	e.printf("<svg id=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"100%%\" style=\"max-width:%.0fpx\" data-height=\"%.0f\" data-scale=\"linear\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"score memory per site, before and after, linear scale\">\n",
 		width, height, width, height)
 	e.printf("<rect x=\"%.0f\" y=\"4\" width=\"12\" height=\"12\" class=\"bar before\"/><text x=\"%.0f\" y=\"14\">before (score tensor)</text>\n", left, left+16)
-	e.printf("<rect x=\"%.0f\" y=\"4\" width=\"12\" height=\"12\" class=\"bar after\"/><text x=\"%.0f\" y=\"14\">after (fused op, or scores when unfused)</text>\n", left+170, left+186)
-	units := []string{"1 B", "1 KiB", "1 MiB", "1 GiB", "1 TiB", "1 PiB", "1 EiB"}
-	for p := p0; p <= p1; p++ {
-		xx := x(math.Pow(1024, p))
+	e.printf("<rect x=\"%.0f\" y=\"4\" width=\"12\" height=\"12\" class=\"bar after\"/><text x=\"%.0f\" y=\"14\">after (fused op, or scores when unfused) and how many times smaller</text>\n", left+170, left+186)
+	for _, t := range ticks {
+		xx := x(t)
+		b := int64(t)
 		e.printf("<line class=\"grid\" x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\"/>", xx, top-6, xx, height-20)
-		if int(p) < len(units) {
-			e.printf("<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n", xx, height-6, units[int(p)])
-		}
+		e.printf("<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%s</text>\n", xx, height-6, tickText(b))
 	}
 	for i, s := range sites {
 		y := top + float64(i)*rowH
@@ -285,8 +281,66 @@ func writeChart(e *errWriter, sites []SiteReport) {
 			w := math.Max(1, x(float64(*b))-left)
 			e.printf("<rect class=\"bar %s\" data-site=\"%d\" data-bytes=\"%d\" x=\"%.0f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\"><title>site %d %s: %s</title></rect>",
 				cls, s.ID, *b, left, yy, w, barH-2, s.ID, cls, HumanBytes(b))
-			e.printf("<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", left+w+4, yy+barH-3, HumanBytes(b))
+			text := HumanBytes(b)
+			if j == 1 {
+				text += ratioText(s.BytesBefore, b)
+			}
+			e.printf("<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", left+w+4, yy+barH-3, esc(text))
 		}
 	}
 	e.printf("</svg>\n")
+}
+
+// linearTicks are 0 and round multiples of a power of 1024 up to at least
+// hi: four to ten steps of 1, 2, 2.5 or 5 units.
+func linearTicks(hi float64) []float64 {
+	if hi <= 0 {
+		hi = 1024
+	}
+	unit := math.Pow(1024, math.Floor(math.Log(hi)/math.Log(1024)))
+	step := unit
+	for _, m := range []float64{0.01, 0.02, 0.025, 0.05, 0.1, 0.2, 0.25, 0.5, 1, 2, 2.5, 5, 10, 20, 25, 50, 100, 200, 250, 500} {
+		if hi/(m*unit) <= 5 {
+			step = m * unit
+			break
+		}
+	}
+	var ticks []float64
+	for t := 0.0; ; t += step {
+		ticks = append(ticks, t)
+		if t >= hi {
+			return ticks
+		}
+	}
+}
+
+// tickText is an axis label: 0, or a size.
+func tickText(b int64) string {
+	if b == 0 {
+		return "0"
+	}
+	return HumanBytes(&b)
+}
+
+// ratioText compares after with before in words a reader can check the
+// bars by: ", 1.8× smaller", ", 1.2× larger", ", same".
+func ratioText(before, after *int64) string {
+	if before == nil || after == nil || *before <= 0 || *after <= 0 {
+		return ""
+	}
+	switch r := float64(*before) / float64(*after); {
+	case *before == *after:
+		return ", same"
+	case r > 1:
+		return ", " + ratioNum(r) + "× smaller"
+	default:
+		return ", " + ratioNum(1/r) + "× larger"
+	}
+}
+
+func ratioNum(r float64) string {
+	if r >= 1000 {
+		return strconv.FormatFloat(math.Round(r), 'f', -1, 64)
+	}
+	return strconv.FormatFloat(r, 'g', 3, 64)
 }

@@ -49,6 +49,9 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	if r.Rewrite != nil {
 		e.printf("Target `%s` (`%s`); %d node(s) removed, %d layout fold(s).\n\n", r.Rewrite.Target, r.Rewrite.Op, r.Rewrite.DeadRemoved, r.Rewrite.LayoutFolds)
 	}
+	if r.RunsWith != "" {
+		e.printf("%s\n\n", r.RunsWith)
+	}
 	if v := r.Validation; v != nil {
 		mark := "✅"
 		if !v.Pass {
@@ -183,6 +186,9 @@ func (r *Report) writeMarkdown(w io.Writer) error {
 	e.printf("</details>\n")
 	for _, n := range r.Notes {
 		e.printf("\n> %s\n", mdCell(n))
+	}
+	if p := r.Provenance; p != nil {
+		e.printf("\n<sub>%s</sub>\n", esc(p.Line()))
 	}
 	return e.err
 }

@@ -133,6 +133,9 @@ func (r *Report) writeText(w io.Writer, aligned bool) error {
 	if r.Rewrite != nil {
 		e.printf("rewrite: target %s (%s), %d node(s) removed, %d layout fold(s)\n", r.Rewrite.Target, r.Rewrite.Op, r.Rewrite.DeadRemoved, r.Rewrite.LayoutFolds)
 	}
+	if r.RunsWith != "" {
+		e.printf("%s\n", r.RunsWith)
+	}
 
 	if len(r.Sites)+len(r.NewSites) > 0 {
 		e.printf("\nattention sites\n")

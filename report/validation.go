@@ -5,20 +5,23 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/attnopt/attnopt/validate"
 )
 
-// WriteValidation prints a validation report as a table, then the cases
-// each check ran and the verdict.
-func WriteValidation(w io.Writer, r *validate.Report) {
+// WriteValidation prints a validation report as an aligned table.
+func WriteValidation(w io.Writer, r *validate.Report) { WriteValidationTable(w, r, true) }
+
+// WriteValidationTable prints a validation report, its table aligned (for
+// a terminal) or tab-separated, one row a line (for pipes and files), then
+// the cases each check ran and the verdict.
+func WriteValidationTable(w io.Writer, r *validate.Report, aligned bool) {
 	fmt.Fprintf(w, "validate %s against %s (runtime %s, scope %s, seed %d)\n", r.Rewritten, r.Original, r.Runtime, r.Scope, r.Seed)
 	if r.NoChecks {
 		fmt.Fprintln(w, "NO CHECKS: no attention site of the original was rewritten, so nothing was compared (--scope model compares the whole models)")
 		return
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	tw := tableWriter(w, aligned)
 	fmt.Fprintln(tw, "CHECK\tOUTPUT\tMAX ABS\tMAX REL\tMEAN ABS\tCOSINE\tWORST AT\tCASE\tNaN/Inf\tVERDICT")
 	for _, c := range r.Checks {
 		if c.Error != "" {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds attnopt and runs the main job on a bundled example: the SAGAN
-# self-attention block at 64×64 (DESIGN.md §1, scaled down) is inspected,
+# self-attention block at 64×64 (docs/design.md §1, scaled down) is inspected,
 # rewritten into attnopt.FlashAttention and validated against the original.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # CI for the Python package (python/): in a fresh venv, `pip install ./python`
-# (builds the Go binary and the custom-op library), checks that attnopt
-# imports and works without onnxruntime, then for each ONNX Runtime release
-# from PyPI installs it and runs python/tests (the README example's second
-# block as written, and the rewritten fixture in ORT with the library
-# registered, compared with the original). Last, builds the manylinux wheel
-# (python/build-wheel.sh) and runs the tests on it.
+# (builds the Go binary and the custom-op library), then runs python/tests
+# with neither onnx nor onnxruntime installed, with onnx (and Polygraphy)
+# but no onnxruntime, and with each ONNX Runtime release from PyPI (the
+# README example's second block as written, ModelProto models, the rewritten
+# fixture in ORT with the library registered, docs/polygraphy.md's recipe).
+# Then builds the manylinux wheel (python/build-wheel.sh) and runs the tests
+# on it, and last runs README.md's quickstart verbatim in a fresh copy of
+# the checkout (python/tests/test_quickstart.py).
 # ATTNOPT_PY_ORT_VERSIONS overrides the versions (pinned first, newest last).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,24 +25,34 @@ if ! "$py" -m venv "$tmp/venv" >/dev/null 2>&1; then
   "$py" -m venv "$tmp/venv"
 fi
 vpy="$tmp/venv/bin/python"
+tests() { "$vpy" -m pytest -q -rs -p no:cacheprovider python/tests --ignore=python/tests/test_quickstart.py; }
 echo "== python: pip install ./python ($("$vpy" --version))"
 t0=$(stamp)
 "$vpy" -m pip install -q ./python pytest numpy
 echo "installed in $(( $(stamp) - t0 ))s"
 
-echo "== python: without onnxruntime"
-"$vpy" -m pytest -q -p no:cacheprovider python/tests
+echo "== python: without onnx and onnxruntime"
+tests
+
+echo "== python: with onnx and polygraphy, without onnxruntime"
+"$vpy" -m pip install -q onnx==1.20.1 polygraphy==0.53.6
+tests
 
 for v in $versions; do
   echo "== python: onnxruntime $v"
   "$vpy" -m pip install -q "onnxruntime==$v"
   "$vpy" -c "import onnxruntime as o, sys; sys.exit(o.__version__ != '$v' and 'onnxruntime ' + o.__version__ + ', not $v')"
-  "$vpy" -m pytest -q -p no:cacheprovider python/tests
+  tests
 done
 
 echo "== python: manylinux wheel"
 whl="$(bash python/build-wheel.sh "$tmp/dist")"
 echo "$(basename "$whl")"
 "$vpy" -m pip install -q --force-reinstall --no-deps "$whl"
-"$vpy" -m pytest -q -p no:cacheprovider python/tests
+tests
+
+echo "== python: README.md's quickstart, verbatim, in a fresh copy of the checkout"
+t0=$(stamp)
+ATTNOPT_QUICKSTART=1 "$vpy" -m pytest -q -rs -p no:cacheprovider python/tests/test_quickstart.py
+echo "quickstart ran in $(( $(stamp) - t0 ))s"
 echo "python package CI passed in $(( $(stamp) - t_start ))s"

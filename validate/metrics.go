@@ -31,7 +31,7 @@ type Metrics struct {
 	Case string `json:"case,omitempty"`
 }
 
-// Tolerance returns the default absolute tolerance for a dtype (DESIGN.md §8).
+// Tolerance returns the default absolute tolerance for a dtype (docs/design.md §8).
 func Tolerance(dt graph.DType) float64 {
 	switch dt {
 	case graph.Float16:

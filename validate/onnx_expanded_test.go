@@ -9,6 +9,7 @@ import (
 
 	"github.com/attnopt/attnopt/eval"
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/corpus"
 	"github.com/attnopt/attnopt/passes"
 	"github.com/attnopt/attnopt/validate"
 )
@@ -18,13 +19,14 @@ import (
 // runtime and (ort and onnx targets, attnopt with the custom-op library) in
 // ONNX Runtime.
 func TestExpandedAttentionRewritesReproduceONNXOutputs(t *testing.T) {
+	root := corpus.Require(t)
 	var dirs []string
 	for _, sub := range []string{"node", "node_main_extra"} {
-		matches, _ := filepath.Glob(filepath.Join("..", "..", "shared", "corpus", "onnx", sub, "test_attention_*_expanded"))
+		matches, _ := filepath.Glob(filepath.Join(root, "onnx", sub, "test_attention_*_expanded"))
 		dirs = append(dirs, matches...)
 	}
 	if len(dirs) == 0 {
-		t.Skip("../shared/corpus/onnx not present")
+		t.Skip("corpus holds no onnx/*/test_attention_*_expanded")
 	}
 	sort.Strings(dirs)
 	ortR, customOK := ortRunner(t)

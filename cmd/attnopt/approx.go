@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// approxFlags are rewrite's opt-in approximations (DESIGN.md §5).
+// approxFlags are rewrite's opt-in approximations (docs/design.md §5).
 type approxFlags struct {
 	window, shift, grid string
 	pool, upsample      string

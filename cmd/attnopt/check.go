@@ -12,8 +12,9 @@ import (
 type checkOptions struct {
 	model  string
 	budget string
-	format string
+	format formatFlags
 	strict bool
+	prov   *report.Provenance
 	pins   pinFlags
 	out    io.Writer
 	prog   *progress
@@ -33,11 +34,12 @@ func newCheckCmd(stdout, stderr io.Writer) *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			o.model = args[0]
 			o.prog = newProgress(stderr, quiet(c))
+			o.prov = provenanceOf(c)
 			return runCheck(o)
 		},
 	}
 	c.Flags().StringVar(&o.budget, "memory-budget", "", "largest score tensor allowed per site (required): 16GiB, 512MiB, 1.5GB, 1000000")
-	c.Flags().StringVar(&o.format, "format", "text", "text, md or json (schema attnopt.check/v1)")
+	o.format.register(c, " (JSON: schema "+report.CheckSchemaV1+")", report.Formats...)
 	c.Flags().BoolVar(&o.strict, "strict", false, "also fail on sites whose size is unknown (symbolic dims)")
 	o.pins.register(c)
 	return c
@@ -55,15 +57,16 @@ func runCheck(o *checkOptions) error {
 	if err != nil {
 		return usageError{fmt.Errorf("--memory-budget: %w", err)}
 	}
-	f, err := report.ParseFormat(o.format)
-	if err != nil || f == report.HTML {
-		return usageError{fmt.Errorf("--format %q: want text, md or json", o.format)}
+	f, err := o.format.resolve("")
+	if err != nil {
+		return err
 	}
 	m, err := loadModel(o.model, &o.pins, o.prog)
 	if err != nil {
 		return err
 	}
 	c := report.NewCheck(o.model, m, budget, o.strict)
+	c.Provenance = o.prov
 	if err := writeOutput(o.out, "", f, c); err != nil {
 		return err
 	}

@@ -9,8 +9,9 @@ import (
 
 type diffOptions struct {
 	a, b   string
-	format string
+	format formatFlags
 	output string
+	prov   *report.Provenance
 	pins   pinFlags
 	out    io.Writer
 	prog   *progress
@@ -32,28 +33,20 @@ func newDiffCmd(stdout, stderr io.Writer) *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			o.a, o.b = args[0], args[1]
 			o.prog = newProgress(stderr, quiet(c))
+			o.prov = provenanceOf(c)
 			return runDiff(o)
 		},
 	}
-	c.Flags().StringVar(&o.format, "format", "", "text, md, json or html (default: from -o's extension, else text)")
+	o.format.register(c, " (default: from -o's extension, else text)", report.Formats...)
 	c.Flags().StringVarP(&o.output, "output", "o", "", "write the report to FILE (atomically) instead of stdout")
 	o.pins.register(c)
 	return c
 }
 
 func runDiff(o *diffOptions) error {
-	f := report.Text
-	switch {
-	case o.format != "":
-		var err error
-		if f, err = report.ParseFormat(o.format); err != nil {
-			return usageError{err}
-		}
-	case o.output != "":
-		var err error
-		if f, err = report.FormatForPath(o.output); err != nil {
-			return usageError{err}
-		}
+	f, err := o.format.resolve(o.output)
+	if err != nil {
+		return err
 	}
 	a, err := loadModel(o.a, &o.pins, o.prog)
 	if err != nil {
@@ -63,5 +56,7 @@ func runDiff(o *diffOptions) error {
 	if err != nil {
 		return err
 	}
-	return writeOutput(o.out, o.output, f, report.DiffModels(o.a, a, o.b, b))
+	rep := report.DiffModels(o.a, a, o.b, b)
+	rep.SetProvenance(o.prov)
+	return writeOutput(o.out, o.output, f, rep)
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/attnopt/attnopt/graph"
 )
 
-// Exit codes, in one place (DESIGN.md §7).
+// Exit codes, in one place (docs/design.md §7).
 const (
 	exitOK       = 0
 	exitFailed   = 1 // validation failed, or check found a site over budget

@@ -10,8 +10,9 @@ import (
 
 type inspectOptions struct {
 	model   string
-	json    bool
+	format  formatFlags
 	explain bool
+	prov    *report.Provenance
 	pins    pinFlags
 	out     io.Writer
 	prog    *progress
@@ -26,25 +27,27 @@ func newInspectCmd(stdout, stderr io.Writer) *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			o.model = args[0]
 			o.prog = newProgress(stderr, quiet(c))
+			o.prov = provenanceOf(c)
 			return runInspect(o)
 		},
 	}
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON (DESIGN.md §7)")
+	o.format.register(c, " (JSON: schema "+report.InspectSchemaV1+", docs/reports.md)", report.Text, report.JSON)
 	c.Flags().BoolVar(&o.explain, "explain", false, "say why each other Softmax is not a site")
 	o.pins.register(c)
 	return c
 }
 
 func runInspect(o *inspectOptions) error {
+	f, err := o.format.resolve("")
+	if err != nil {
+		return err
+	}
 	m, err := loadModel(o.model, &o.pins, o.prog)
 	if err != nil {
 		return err
 	}
 	res := passes.FindSites(m.Graph)
 	rep := report.NewInspect(o.model, m, res)
-	f := report.Text
-	if o.json {
-		f = report.JSON
-	}
-	return rep.Write(o.out, f, o.explain)
+	rep.Provenance = o.prov
+	return rep.WriteTo(o.out, f, o.explain, isTerminal(o.out))
 }

@@ -2,12 +2,12 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/corpus"
 	"github.com/attnopt/attnopt/internal/testgraph"
 )
 
@@ -120,10 +120,7 @@ func TestCLINestedSites(t *testing.T) {
 // Attention ops that are not sites: inspect lists each with why, and
 // rewrite writes the model unchanged (exit 0).
 func TestCLIBeamSearchDecoderKept(t *testing.T) {
-	in := filepath.Join("..", "..", "..", "shared", "corpus", "onnxruntime", "tiny_gpt2_beamsearch.onnx")
-	if _, err := os.Stat(in); err != nil {
-		t.Skip("corpus not present")
-	}
+	in := corpus.Path(t, "onnxruntime", "tiny_gpt2_beamsearch.onnx")
 	code, stdout, stderr := runCLI("inspect", in)
 	// Each with the reason it stays: no lift rule, or the rule's refusal.
 	if code != 0 || strings.Count(stdout, "in subgraph BeamSearch BeamSearch_gpt2/decoder: com.microsoft.Attention GptAttention_") != 5 ||

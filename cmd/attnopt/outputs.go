@@ -28,21 +28,25 @@ func checkOutputPath(flag, path string) error {
 // checkNoOverwrite refuses outputs that would replace a file the input
 // reads: the model itself or any of its external-data files. Every file
 // rewrite may write is listed in writes (the model, its data file, the
-// report).
-func checkNoOverwrite(model string, m *graph.Model, writes map[string]string) error {
+// reports).
+func checkNoOverwrite(model string, m *graph.Model, writes []outputFile) error {
 	reads := append([]string{model}, m.ReadPaths()...)
-	for what, w := range writes {
-		if w == "" {
+	for _, w := range writes {
+		if w.path == "" {
 			continue
 		}
 		for _, r := range reads {
-			if samePath(w, r) {
-				return usageError{fmt.Errorf("%s %s would overwrite %s, which the input %s reads; attnopt never modifies its input", what, w, r, model)}
+			if samePath(w.path, r) {
+				return usageError{fmt.Errorf("%s %s would overwrite %s, which the input %s reads; attnopt never modifies its input", w.what, w.path, r, model)}
 			}
 		}
 	}
 	return nil
 }
+
+// outputFile is a file a command will write and the flag or role that
+// names it, for messages.
+type outputFile struct{ what, path string }
 
 // samePath: one existing file under two names, or the same cleaned path.
 func samePath(a, b string) bool {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/passes"
@@ -18,33 +19,47 @@ import (
 // bad name is a usage error (exit 2) before any work. It snapshots the input
 // before the rewrite changes it, keeps the validation when one runs, and
 // writes the report atomically at the end, also when validation failed, so a
-// pipeline keeps the evidence.
+// pipeline keeps the evidence. It may be given more than once (one file
+// per format). rewrite --json prints the same report.
 type reportFlag struct {
-	path   string
-	format report.Format
-	before *report.Snapshot
-	valid  *validate.Report
+	files   []reportFile
+	before  *report.Snapshot
+	valid   *validate.Report
+	runtime *report.RuntimeInfo
 }
 
-func (f *reportFlag) String() string { return f.path }
-func (f *reportFlag) Type() string   { return "FILE" }
+// reportFile is one --report FILE and the format its extension names.
+type reportFile struct {
+	path   string
+	format report.Format
+}
+
+func (f *reportFlag) String() string {
+	var ps []string
+	for _, r := range f.files {
+		ps = append(ps, r.path)
+	}
+	return strings.Join(ps, ",")
+}
+func (f *reportFlag) Type() string { return "FILE" }
 
 func (f *reportFlag) Set(s string) error {
 	fm, err := report.FormatForPath(s)
 	if err != nil {
 		return err
 	}
-	f.path, f.format = s, fm
+	f.files = append(f.files, reportFile{s, fm})
 	return nil
 }
 
 func (f *reportFlag) register(c *cobra.Command) {
-	c.Flags().Var(f, "report", "also write a report of the rewrite (and of --validate) to FILE.{md,json,html,txt}; format from the extension")
+	c.Flags().Var(f, "report", "also write a report of the rewrite (and of --validate) to FILE.{md,json,html,txt}; format from the extension; repeatable")
 }
 
-// snapshot records the input before the rewrite; cheap (no tensor data).
-func (f *reportFlag) snapshot(path string, m *graph.Model) {
-	if f.path != "" {
+// snapshot records the input before the rewrite, when a report will be
+// written (--report, or asJSON for --json); cheap (no tensor data).
+func (f *reportFlag) snapshot(path string, m *graph.Model, asJSON bool) {
+	if len(f.files) > 0 || asJSON {
 		f.before = report.TakeSnapshot(path, m)
 	}
 }
@@ -52,25 +67,40 @@ func (f *reportFlag) snapshot(path string, m *graph.Model) {
 // validated keeps the validation for the report.
 func (f *reportFlag) validated(rep *validate.Report) { f.valid = rep }
 
-// write renders the report of the finished rewrite and returns err, the
-// outcome of the rewrite and its validation. A report is not written when
-// err is a failure that happened before any validation ran.
-func (f *reportFlag) write(stdout io.Writer, out string, m *graph.Model, c *passes.Context, err error) error {
-	if f.path == "" || f.before == nil || (err != nil && f.valid == nil) {
+// ran keeps the runtime the validation ran in.
+func (f *reportFlag) ran(rt *report.RuntimeInfo) { f.runtime = rt }
+
+// write renders the report of the finished rewrite to --report's file and,
+// with --json, to jsonOut, and returns err, the outcome of the rewrite and
+// its validation. No report is written when err is a failure that
+// happened before any validation ran.
+func (f *reportFlag) write(stdout, jsonOut io.Writer, prov *report.Provenance, out string, m *graph.Model, c *passes.Context, err error) error {
+	if f.before == nil || (err != nil && f.valid == nil) {
 		return err
 	}
 	rep := report.RewriteReport(f.before, out, m, c, f.valid)
-	var buf bytes.Buffer
-	if rerr := report.Render(&buf, f.format, rep, report.RenderOptions{Aligned: true}); rerr != nil {
-		return rerr
+	if f.valid != nil {
+		prov = prov.WithRun(f.runtime, f.valid.Seed)
 	}
-	if werr := graph.WriteFileAtomic(f.path, buf.Bytes()); werr != nil {
-		if err != nil {
-			return err
+	rep.SetProvenance(prov)
+	if jsonOut != nil {
+		if rerr := report.Render(jsonOut, report.JSON, rep, report.RenderOptions{}); rerr != nil && err == nil {
+			err = rerr
 		}
-		return fmt.Errorf("writing report %s: %w", f.path, werr)
 	}
-	fmt.Fprintf(stdout, "report (%s): %s\n", f.format, f.path)
+	for _, r := range f.files {
+		var buf bytes.Buffer
+		if rerr := report.Render(&buf, r.format, rep, report.RenderOptions{Aligned: true}); rerr != nil {
+			return rerr
+		}
+		if werr := graph.WriteFileAtomic(r.path, buf.Bytes()); werr != nil {
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("writing report %s: %w", r.path, werr)
+		}
+		fmt.Fprintf(stdout, "report (%s): %s\n", r.format, r.path)
+	}
 	return err
 }
 

@@ -21,18 +21,19 @@ type rewriteOptions struct {
 	explain    bool
 	verifyEach bool
 	validate   bool
-	runtime    string
-	ortLib     string
-	customOps  string
+	json       bool
+	runtime    runtimeFlags
 	pins       pinFlags
 	report     reportFlag
 	approx     approxFlags
 	out        io.Writer
+	stdout     io.Writer // out is io.Discard under --json
+	prov       *report.Provenance
 	prog       *progress
 }
 
 func newRewriteCmd(stdout, stderr io.Writer) *cobra.Command {
-	o := &rewriteOptions{out: stdout}
+	o := &rewriteOptions{out: stdout, stdout: stdout}
 	c := &cobra.Command{
 		Use:   "rewrite MODEL",
 		Short: "Fuse every attention site into one memory-efficient op",
@@ -43,7 +44,11 @@ func newRewriteCmd(stdout, stderr io.Writer) *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.model = args[0]
-			o.prog = newProgress(stderr, quiet(c))
+			o.prog = newProgress(stderr, quiet(c) || o.json)
+			o.prov = provenanceOf(c)
+			if o.json {
+				o.out = io.Discard
+			}
 			return runRewrite(o)
 		},
 	}
@@ -52,9 +57,8 @@ func newRewriteCmd(stdout, stderr io.Writer) *cobra.Command {
 	c.Flags().BoolVar(&o.explain, "explain", false, "also say why each other Softmax was not fused")
 	c.Flags().BoolVar(&o.verifyEach, "verify-each", false, "run the graph verifier after every pass")
 	c.Flags().BoolVar(&o.validate, "validate", false, "validate every rewritten site on seeded inputs; exit 1 if one fails")
-	c.Flags().StringVar(&o.runtime, "runtime", "go", "runtime for --validate: go or ort")
-	c.Flags().StringVar(&o.ortLib, "ort-lib", "", "path of libonnxruntime for --runtime ort")
-	c.Flags().StringVar(&o.customOps, "custom-ops", "", "path of attnopt's custom-op library for --runtime ort")
+	c.Flags().BoolVar(&o.json, "json", false, "print the rewrite report as JSON (schema "+report.SchemaV1+") instead of the text lines")
+	o.runtime.register(c)
 	o.pins.register(c)
 	o.report.register(c)
 	o.approx.register(c)
@@ -71,6 +75,9 @@ func runRewrite(o *rewriteOptions) error {
 	if _, err := passes.TargetByName(o.target); err != nil {
 		return usageError{err}
 	}
+	if _, err := o.runtime.mode(); err != nil {
+		return err
+	}
 	out := o.output
 	if out == "" {
 		out = defaultOutput(o.model)
@@ -81,23 +88,29 @@ func runRewrite(o *rewriteOptions) error {
 	if err := checkOutputPath("output", out); err != nil {
 		return err
 	}
-	if o.report.path != "" {
-		if err := checkOutputPath("--report", o.report.path); err != nil {
+	writes := []outputFile{{"output", out}}
+	for _, r := range o.report.files {
+		if err := checkOutputPath("--report", r.path); err != nil {
 			return err
 		}
+		if samePath(r.path, out) {
+			return usageError{fmt.Errorf("--report %s is the output model", r.path)}
+		}
+		writes = append(writes, outputFile{"--report", r.path})
 	}
 	m, err := loadModel(o.model, &o.pins, o.prog)
 	if err != nil {
 		return err
 	}
 	dataFile := filepath.Join(filepath.Dir(out), graph.DataFileName(out))
-	if err := checkNoOverwrite(o.model, m, map[string]string{"output": out, "the output's data file": dataFile, "--report": o.report.path}); err != nil {
+	writes = append(writes, outputFile{"the output's data file", dataFile})
+	if err := checkNoOverwrite(o.model, m, writes); err != nil {
 		return err
 	}
 	if err := m.CheckCarry(filepath.Dir(out)); err != nil {
 		return &graph.InputError{File: o.model, Msg: err.(*graph.InputError).Msg}
 	}
-	o.report.snapshot(o.model, m)
+	o.report.snapshot(o.model, m, o.json)
 	approx, err := o.approx.options()
 	if err != nil {
 		return err
@@ -132,17 +145,21 @@ func runRewrite(o *rewriteOptions) error {
 	// Approximate sites are always validated: their error is part of the result.
 	// and so is every site of a budgeted rewrite (the plan's measured error).
 	if (!o.validate && !hasApprox(ctx) && approx.MemoryBudget == 0) || ctx.FusedCount() == 0 {
-		return o.report.write(o.out, out, m, ctx, nil)
+		return o.report.write(o.out, o.jsonOut(), o.prov, out, m, ctx, nil)
 	}
-	return o.report.write(o.out, out, m, ctx, validateRewrite(o, out))
+	return o.report.write(o.out, o.jsonOut(), o.prov, out, m, ctx, validateRewrite(o, out))
+}
+
+// jsonOut is where --json prints the report (nil without --json).
+func (o *rewriteOptions) jsonOut() io.Writer {
+	if o.json {
+		return o.stdout
+	}
+	return nil
 }
 
 // validateRewrite checks the written model against the input, site by site.
 func validateRewrite(o *rewriteOptions, out string) error {
-	runner, err := newRunner(o.runtime, o.ortLib, o.customOps)
-	if err != nil {
-		return err
-	}
 	orig, err := loadModel(o.model, &o.pins, o.prog)
 	if err != nil {
 		return err
@@ -151,16 +168,19 @@ func validateRewrite(o *rewriteOptions, out string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkCustomOps(o.runtime, o.customOps, rew); err != nil {
+	runner, rt, err := o.runtime.choose(rew)
+	if err != nil {
 		return err
 	}
+	o.report.ran(rt)
 	pins, _ := o.pins.pins()
 	rep := validate.Validate(orig, rew, runner, validate.Options{Seed: 1, Dims: pins.Dims, MaxError: o.approx.maxError,
 		Progress: func(done, total int, what string) { o.prog.step(done, total, what) }})
 	o.prog.done()
 	rep.Original, rep.Rewritten = o.model, out
 	o.report.validated(rep)
-	report.WriteValidation(o.out, rep)
+	writeRuntime(o.out, rt)
+	report.WriteValidationTable(o.out, rep, isTerminal(o.out))
 	// The file is written either way; the exit code is the verdict's, as
 	// for validate (an approximate site without --max-error exits 4).
 	return verdictError(rep, o.model, out)

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 	"strings"
 
+	"github.com/attnopt/attnopt/internal/version"
 	"github.com/spf13/cobra"
 )
 
@@ -21,8 +23,10 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.PersistentFlags().Bool("quiet", false, "no progress output")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	root.Version = version.Get().String()
+	root.SetVersionTemplate("attnopt {{.Version}}\n")
 	root.AddCommand(newInspectCmd(stdout, stderr), newRewriteCmd(stdout, stderr), newValidateCmd(stdout, stderr))
-	root.AddCommand(newDiffCmd(stdout, stderr), newCheckCmd(stdout, stderr))
+	root.AddCommand(newDiffCmd(stdout, stderr), newCheckCmd(stdout, stderr), newVersionCmd(stdout))
 	return root
 }
 
@@ -34,7 +38,7 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	defer guard(args, stderr, &code)
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	err := root.ExecuteContext(withArgs(context.Background(), args))
 	if err != nil && isCobraUsage(err) {
 		err = usageError{err}
 	}

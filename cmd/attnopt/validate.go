@@ -16,15 +16,15 @@ import (
 
 type validateOptions struct {
 	original, rewritten string
-	runtime             string
+	runtime             runtimeFlags
 	scope               string
 	seed                int64
 	atol, rtol          float64
 	maxError            float64
 	inputs              string
-	json                bool
-	ortLib, customOps   string
+	format              formatFlags
 	pins                pinFlags
+	prov                *report.Provenance
 	out                 io.Writer
 	prog                *progress
 }
@@ -46,24 +46,27 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 			"--inputs FILE.npz adds the user's own (docs/validate.md).\n" +
 			"Sites inside If/Loop bodies and decoder subgraphs are checked, in either scope, by running\n" +
 			"each rewritten subgraph alone against its original (every If branch), or both whole models\n" +
-			"when a subgraph cannot run alone.",
+			"when a subgraph cannot run alone.\n" +
+			"Runtime (--runtime auto, the default): ONNX Runtime, with attnopt's custom-op library for\n" +
+			"attnopt ops, when both are found (--ort-lib, $ORT_LIB, the Python environment's onnxruntime,\n" +
+			"the system; --custom-ops, $ATTNOPT_CUSTOM_OPS, the attnopt wheel), else the pure-Go runtime;\n" +
+			"the first line printed says which runtime and libraries ran.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.original, o.rewritten = args[0], args[1]
-			o.prog = newProgress(stderr, quiet(c) || o.json)
+			o.prog = newProgress(stderr, quiet(c) || o.format.json || o.format.format == "json")
+			o.prov = provenanceOf(c)
 			return runValidate(o)
 		},
 	}
-	c.Flags().StringVar(&o.runtime, "runtime", "go", "runtime: go (pure Go) or ort (ONNX Runtime)")
 	c.Flags().StringVar(&o.scope, "scope", "sites", "sites or model")
 	c.Flags().Int64Var(&o.seed, "seed", 1, "seed of the random inputs")
 	c.Flags().Float64Var(&o.atol, "atol", 0, "absolute tolerance (default by dtype)")
 	c.Flags().Float64Var(&o.rtol, "rtol", 0, "relative tolerance")
 	c.Flags().Float64Var(&o.maxError, "max-error", 0, "largest max abs error an approximate site may have (default: the bound its rewrite recorded)")
 	c.Flags().StringVar(&o.inputs, "inputs", "", "a .npz file of the original's inputs (numpy.savez), run as one more case")
-	c.Flags().BoolVar(&o.json, "json", false, "print JSON")
-	c.Flags().StringVar(&o.ortLib, "ort-lib", "", "path of libonnxruntime (default $ONNXRUNTIME_LIB, then well-known places)")
-	c.Flags().StringVar(&o.customOps, "custom-ops", "", "path of attnopt's custom-op library for ONNX Runtime")
+	o.runtime.register(c)
+	o.format.register(c, " (JSON: schema "+report.ValidateSchemaV1+")", report.Text, report.JSON)
 	o.pins.register(c)
 	return c
 }
@@ -72,8 +75,11 @@ func runValidate(o *validateOptions) error {
 	if o.scope != "sites" && o.scope != "model" {
 		return usageError{fmt.Errorf("--scope %q: want sites or model", o.scope)}
 	}
-	runner, err := newRunner(o.runtime, o.ortLib, o.customOps)
+	f, err := o.format.resolve("")
 	if err != nil {
+		return err
+	}
+	if _, err := o.runtime.mode(); err != nil {
 		return err
 	}
 	orig, err := loadModel(o.original, &o.pins, o.prog)
@@ -84,7 +90,8 @@ func runValidate(o *validateOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := checkCustomOps(o.runtime, o.customOps, rew); err != nil {
+	runner, rt, err := o.runtime.choose(rew)
+	if err != nil {
 		return err
 	}
 	if o.maxError < 0 || math.IsNaN(o.maxError) || math.IsInf(o.maxError, 0) {
@@ -118,12 +125,13 @@ func runValidate(o *validateOptions) error {
 	})
 	o.prog.done()
 	rep.Original, rep.Rewritten = o.original, o.rewritten
-	if o.json {
-		if err := report.WriteJSON(o.out, rep); err != nil {
+	if f == report.JSON {
+		if err := report.WriteJSON(o.out, report.NewValidationDoc(rep, o.prov.WithRun(rt, o.seed))); err != nil {
 			return err
 		}
 	} else {
-		report.WriteValidation(o.out, rep)
+		writeRuntime(o.out, rt)
+		report.WriteValidationTable(o.out, rep, isTerminal(o.out))
 	}
 	return verdictError(rep, o.original, o.rewritten)
 }

@@ -100,33 +100,98 @@ func firstFile(patterns ...string) string {
 	return ""
 }
 
-// FindLibrary resolves the ONNX Runtime library path: flag value if
-// non-empty, else $ONNXRUNTIME_LIB, else well-known places (walking up from
-// the working directory for .cache/ort/*/libonnxruntime.so.1, where
-// scripts/setup-ort.sh unpacks it, then /usr/lib/libonnxruntime.so* and
-// /usr/local/lib/libonnxruntime.so*).
+// Found is a library and where the search found it.
+type Found struct {
+	Path string
+	// From says where, for the line that tells the user which library ran:
+	// "--ort-lib", "$ORT_LIB", "the Python environment /venv", "this
+	// checkout's .cache/ort", "the system path".
+	From string
+}
+
+// A search step names where it looks (for the error when nothing is
+// found) and returns the library it finds there, if any.
+type step struct {
+	where string
+	find  func() (path, from string)
+}
+
+// search runs the explicit sources (a flag or variable that names a file
+// that must exist) and then the steps, in order.
+func search(what string, explicit []source, steps []step, hint string) (Found, error) {
+	for _, s := range explicit {
+		if s.value == "" {
+			continue
+		}
+		if !isFile(s.value) {
+			return Found{}, fmt.Errorf("%s %s (from %s) not found; %s", what, s.value, s.name, hint)
+		}
+		return Found{Path: abs(s.value), From: s.name}, nil
+	}
+	var tried []string
+	for _, s := range explicit {
+		tried = append(tried, s.name)
+	}
+	for _, s := range steps {
+		if p, from := s.find(); p != "" {
+			return Found{Path: p, From: from}, nil
+		}
+		tried = append(tried, s.where)
+	}
+	return Found{}, fmt.Errorf("%s not found (looked at %s); %s", what, strings.Join(tried, ", "), hint)
+}
+
+// source is a flag or environment variable naming a library.
+type source struct{ name, value string }
+
+// ortHint and customOpsHint say what a user can do, wherever attnopt runs.
+const (
+	ortHint       = "install ONNX Runtime into the active Python environment (pip install onnxruntime), or set ORT_LIB (or --ort-lib) to a libonnxruntime.so of version 1.24 or newer"
+	customOpsHint = "install the attnopt wheel into the active Python environment (pip install attnopt-*.whl; it carries libattnopt_ort.so and this command), or set ATTNOPT_CUSTOM_OPS (or --custom-ops) to a libattnopt_ort.so"
+)
+
+// LocateLibrary finds ONNX Runtime's shared library: the flag; $ORT_LIB
+// (or $ONNXRUNTIME_LIB, its older name); the onnxruntime package of the
+// Python environment this binary was installed into (onnxruntime/capi/);
+// this checkout's .cache/ort/*/ (scripts/setup-ort.sh, for development,
+// found walking up from the working directory); the active Python
+// environment ($VIRTUAL_ENV, $CONDA_PREFIX, then python3 on PATH); the
+// system's library folders ($LD_LIBRARY_PATH, /usr/local/lib, /usr/lib…).
+func LocateLibrary(flag string) (Found, error) {
+	envs := newPythonEnvs()
+	return search("ONNX Runtime library",
+		[]source{{"--ort-lib", flag}, {"$ORT_LIB", os.Getenv("ORT_LIB")}, {"$ONNXRUNTIME_LIB", os.Getenv("ONNXRUNTIME_LIB")}},
+		[]step{
+			{"the Python environment of this attnopt binary", func() (string, string) { return envs.own("onnxruntime", ortInPackage) }},
+			{".cache/ort/*/libonnxruntime.so.1 in the working directory and its parents", func() (string, string) {
+				p := walkUp(func(dir string) string {
+					return firstFile(filepath.Join(dir, ".cache", "ort", "*", "libonnxruntime.so.1"))
+				})
+				return p, "this checkout's .cache/ort"
+			}},
+			{"the active Python environment (onnxruntime/capi/)", func() (string, string) { return envs.active("onnxruntime", ortInPackage) }},
+			{"the system library path", func() (string, string) { return systemLibrary("libonnxruntime.so*"), "the system library path" }},
+		}, ortHint)
+}
+
+// FindLibrary is LocateLibrary's path.
 func FindLibrary(flag string) (string, error) {
-	if flag != "" {
-		if !isFile(flag) {
-			return "", fmt.Errorf("ONNX Runtime library %s (from --ort-lib) not found; run bash scripts/setup-ort.sh to unpack one", flag)
-		}
-		return abs(flag), nil
+	f, err := LocateLibrary(flag)
+	return f.Path, err
+}
+
+// ortInPackage is the library inside an onnxruntime package folder.
+func ortInPackage(pkg string) string {
+	return firstFile(filepath.Join(pkg, "capi", "libonnxruntime.so*"))
+}
+
+// customOpsInPackage is the library inside an installed attnopt package
+// (python/CMakeLists.txt installs it as attnopt/lib/).
+func customOpsInPackage(pkg string) string {
+	if p := filepath.Join(pkg, "lib", "libattnopt_ort.so"); isFile(p) {
+		return p
 	}
-	if env := os.Getenv("ONNXRUNTIME_LIB"); env != "" {
-		if !isFile(env) {
-			return "", fmt.Errorf("ONNX Runtime library %s (from $ONNXRUNTIME_LIB) not found; run bash scripts/setup-ort.sh to unpack one", env)
-		}
-		return abs(env), nil
-	}
-	if p := walkUp(func(dir string) string {
-		return firstFile(filepath.Join(dir, ".cache", "ort", "*", "libonnxruntime.so.1"))
-	}); p != "" {
-		return p, nil
-	}
-	if p := firstFile("/usr/lib/libonnxruntime.so*", "/usr/local/lib/libonnxruntime.so*"); p != "" {
-		return p, nil
-	}
-	return "", fmt.Errorf("ONNX Runtime library not found (tried --ort-lib, $ONNXRUNTIME_LIB, .cache/ort/*/libonnxruntime.so.1 in the working directory and its parents, /usr/lib/libonnxruntime.so*, /usr/local/lib/libonnxruntime.so*); run bash scripts/setup-ort.sh and pass the path it prints with --ort-lib or $ONNXRUNTIME_LIB")
+	return ""
 }
 
 // customOpsCandidates are the build outputs searched under each ancestor
@@ -138,34 +203,52 @@ var customOpsCandidates = []string{
 	"kernels/build/cuda/libattnopt_ort.so",
 }
 
-// CustomOpsLibrary finds the project's custom-op library: flag if set, else
-// $ATTNOPT_CUSTOM_OPS, else kernels/build/libattnopt_ort.so (or the cpu/ and
-// cuda/ build folders kernels/ci.sh uses) walking up from the working
-// directory.
+// LocateCustomOps finds attnopt's custom-op library: the flag;
+// $ATTNOPT_CUSTOM_OPS; the attnopt wheel that installed this binary
+// (attnopt/lib/ beside it in site-packages); this checkout's kernels/build
+// (walking up from the working directory); the attnopt package of the
+// active Python environment; the system's library folders.
+func LocateCustomOps(flag string) (Found, error) {
+	envs := newPythonEnvs()
+	return search("attnopt's custom-op library libattnopt_ort.so",
+		[]source{{"--custom-ops", flag}, {"$ATTNOPT_CUSTOM_OPS", os.Getenv("ATTNOPT_CUSTOM_OPS")}},
+		[]step{
+			{"the attnopt wheel that installed this binary", func() (string, string) { return envs.own("attnopt", customOpsInPackage) }},
+			{strings.Join(customOpsCandidates, ", ") + " in the working directory and its parents", func() (string, string) {
+				p := walkUp(func(dir string) string {
+					for _, c := range customOpsCandidates {
+						if p := filepath.Join(dir, c); isFile(p) {
+							return p
+						}
+					}
+					return ""
+				})
+				return p, "this checkout's kernels/build"
+			}},
+			{"the attnopt package of the active Python environment", func() (string, string) { return envs.active("attnopt", customOpsInPackage) }},
+			{"the system library path", func() (string, string) { return systemLibrary("libattnopt_ort.so"), "the system library path" }},
+		}, customOpsHint)
+}
+
+// CustomOpsLibrary is LocateCustomOps's path.
 func CustomOpsLibrary(flag string) (string, error) {
-	const how = "build it with bash kernels/ci.sh or the cmake commands in kernels/README.md"
-	if flag != "" {
-		if !isFile(flag) {
-			return "", fmt.Errorf("custom-op library %s not found; %s", flag, how)
+	f, err := LocateCustomOps(flag)
+	return f.Path, err
+}
+
+// systemLibrary is the newest match of pattern in $LD_LIBRARY_PATH's
+// folders and the usual system library folders.
+func systemLibrary(pattern string) string {
+	var dirs []string
+	for _, d := range filepath.SplitList(os.Getenv("LD_LIBRARY_PATH")) {
+		if d != "" {
+			dirs = append(dirs, d)
 		}
-		return abs(flag), nil
 	}
-	if env := os.Getenv("ATTNOPT_CUSTOM_OPS"); env != "" {
-		if !isFile(env) {
-			return "", fmt.Errorf("custom-op library %s (from $ATTNOPT_CUSTOM_OPS) not found; %s", env, how)
-		}
-		return abs(env), nil
+	dirs = append(dirs, "/usr/local/lib", "/usr/lib", "/usr/lib64", "/usr/lib/"+multiarch(), "/opt/onnxruntime/lib")
+	pats := make([]string, len(dirs))
+	for i, d := range dirs {
+		pats[i] = filepath.Join(d, pattern)
 	}
-	if p := walkUp(func(dir string) string {
-		for _, c := range customOpsCandidates {
-			if p := filepath.Join(dir, c); isFile(p) {
-				return p
-			}
-		}
-		return ""
-	}); p != "" {
-		return p, nil
-	}
-	return "", fmt.Errorf("custom-op library libattnopt_ort.so not found (tried $ATTNOPT_CUSTOM_OPS and %s in the working directory and its parents); %s",
-		strings.Join(customOpsCandidates, ", "), how)
+	return firstFile(pats...)
 }

@@ -3,9 +3,10 @@
 // package needs neither the ORT headers nor the library; the project's
 // custom-op library (domain attnopt) can be registered per session.
 //
-// Library lookup: FindLibrary (--ort-lib, $ONNXRUNTIME_LIB, .cache/ort/*/
-// from scripts/setup-ort.sh, /usr/lib, /usr/local/lib) and CustomOpsLibrary
-// (--custom-ops, $ATTNOPT_CUSTOM_OPS, kernels/build). Built without cgo, the
+// Library lookup (find.go, find_python.go): LocateLibrary (--ort-lib,
+// $ORT_LIB, the Python environments' onnxruntime, .cache/ort, the system) and
+// LocateCustomOps (--custom-ops, $ATTNOPT_CUSTOM_OPS, the attnopt wheel,
+// kernels/build, the system). Built without cgo, the
 // package compiles but Open fails.
 package ort
 

@@ -8,7 +8,7 @@ import (
 	"github.com/attnopt/attnopt/graph/onnxpb"
 )
 
-// Opts describes one attention block; every variant of DESIGN.md §3 is a
+// Opts describes one attention block; every variant of docs/design.md §3 is a
 // parameter here rather than a copy of the builder.
 type Opts struct {
 	Opset      int64

@@ -8,7 +8,7 @@ Drives libattnopt through its C ABI (attnopt_ctypes.py) on PyTorch tensors:
      shift; outputs are poisoned with NaN before every run;
   2. benchmarks (median of cudaEvent-timed runs, TFLOP/s, extra peak memory)
      against torch SDPA with each backend forced and a naive
-     matmul-softmax-matmul, the seed shapes of DESIGN.md, and the bf16
+     matmul-softmax-matmul, the seed shapes of docs/design.md §1, and the bf16
      matmul rate as a ceiling; the Markdown table is printed last.
 Exit status 1 when any correctness case fails.
 """

@@ -1,5 +1,6 @@
 """Shared paths and fixtures for the package tests (run against the
-installed package: scripts/test-python.sh installs ./python into a fresh venv)."""
+installed package: scripts/test-python.sh installs ./python into fresh
+venvs, with and without onnx and onnxruntime)."""
 
 from __future__ import annotations
 
@@ -19,3 +20,24 @@ def sagan(tmp_path: Path) -> Path:
     p = tmp_path / "sagan.onnx"
     shutil.copy(SAGAN, p)
     return p
+
+
+@pytest.fixture(params=["path", "ModelProto"])
+def as_model(request):
+    """How a test hands a model to the API: as its path, or as an
+    onnx.ModelProto loaded from it (skipped when onnx is not installed)."""
+    if request.param == "path":
+        return lambda p: p
+    onnx = pytest.importorskip("onnx")
+    return lambda p: onnx.load(str(p))
+
+
+@pytest.fixture(autouse=True)
+def users_environment(monkeypatch, tmp_path):
+    """Each test sees what a user of the installed package sees: none of the
+    variables scripts/test.sh exports for the Go tests (ONNXRUNTIME_LIB…),
+    and a working folder outside the checkout, whose .cache/ort and
+    kernels/build the binary would otherwise find."""
+    for v in ("ORT_LIB", "ONNXRUNTIME_LIB", "ATTNOPT_CUSTOM_OPS", "ATTNOPT_RUNTIME"):
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.chdir(tmp_path)

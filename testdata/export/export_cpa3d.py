@@ -1,4 +1,4 @@
-"""Seed fixture CPA3D (DESIGN.md §1): channels-last 3D cross-attention.
+"""Seed fixture CPA3D (docs/design.md §1): channels-last 3D cross-attention.
 
 Two inputs x1, x2 of shape (1, D, H, W, C), C = 128, 4 heads of dim 32,
 tokens made with einops.rearrange, ``bmm(q, kᵀ)·scale → softmax → bmm(·, v)``.

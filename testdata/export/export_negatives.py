@@ -1,5 +1,5 @@
 """Fixtures for the matcher's negative and edge cases (not asked for by a
-DESIGN case, but each is a question `inspect --explain` must answer):
+docs/design.md §1 case, but each is a question `inspect --explain` must answer):
 
 * ``neg_softmax_query_axis``: scores softmaxed over the query axis (dim=-2),
   then multiplied by V.  Not attention: counts 0.

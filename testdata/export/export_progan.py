@@ -1,4 +1,4 @@
-"""Seed fixtures from DESIGN.md §1, case 2: the two self-attention blocks of a
+"""Seed fixtures from docs/design.md §1, case 2: the two self-attention blocks of a
 ProGAN/diffusion-style generator, at a 16×16 feature map with C = 64.
 
 * ``SelfAttention``: nn.MultiheadAttention (4 heads, d = 16) between a

@@ -1,4 +1,4 @@
-"""Seed fixtures from DESIGN.md §1, case 3: ``F.scaled_dot_product_attention``
+"""Seed fixtures from docs/design.md §1, case 3: ``F.scaled_dot_product_attention``
 with a bool mask input of shape (1, 1, N, N), 16 heads of dim 4 and 8 heads of
 dim 8, N = 64."""
 

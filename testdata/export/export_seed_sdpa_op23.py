@@ -1,4 +1,4 @@
-"""The seed SDPA block (DESIGN.md §1, case 3) at its real size, exported with
+"""The seed SDPA block (docs/design.md §1, case 3) at its real size, exported with
 the dynamo exporter at opset 23: q, k, v (1, 16, 10000, 4) fp16 and a bool
 mask (1, 1, 10000, 10000), written as one ONNX ``Attention`` op.  Only the
 export runs (the eager forward would materialise 6.7 GB); the file has no

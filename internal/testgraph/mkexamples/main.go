@@ -14,7 +14,7 @@ import (
 func main() {
 	dir := filepath.Join("testdata", "examples")
 	models := map[string]*testgraph.B{
-		// SAGAN self-attention at 64×64 (N = 4096): the GAN case of DESIGN.md §1, small.
+		// SAGAN self-attention at 64×64 (N = 4096): the GAN case of docs/design.md §1, small.
 		"sagan_64x64.onnx": testgraph.SAGAN(17, 64, 64, 64),
 		// The same block at 128×128 (N = 16,384), for memory benchmarks.
 		"sagan_128x128.onnx": testgraph.SAGAN(17, 64, 128, 128),
@@ -22,7 +22,7 @@ func main() {
 		"sdpa_mask_h16_d4.onnx": testgraph.SDPABoolMask(17, graph.Float16, 1, 16, 256, 4),
 		// BERT-style block with dynamic batch and sequence.
 		"bert_block_dynamic.onnx": testgraph.HFSelfAttention(17, "batch", "seq", 64, 4),
-		// The three cases of DESIGN.md §1 at their real sizes (weights are
+		// The three cases of docs/design.md §1 at their real sizes (weights are
 		// small; only the token counts are large).
 		"seed_cpa3d_128.onnx":       testgraph.CPA3D(17, 128, 128, 128, 128, 4),
 		"seed_sagan_256.onnx":       testgraph.SAGAN(17, 64, 256, 256),

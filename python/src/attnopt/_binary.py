@@ -58,5 +58,5 @@ def binary_path() -> str:
         return on_path
     raise FileNotFoundError(
         "attnopt binary not found (tried " + ", ".join(str(p) for p in tried) + " and PATH); "
-        "install the package with `pip install ./python` from a checkout, or set $ATTNOPT_BINARY"
+        "reinstall the attnopt wheel (pip install --force-reinstall attnopt-*.whl, or pip install ./python from a checkout), or set $ATTNOPT_BINARY to an attnopt binary"
     )

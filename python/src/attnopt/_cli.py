@@ -1,136 +1,137 @@
-"""inspect and rewrite, through the attnopt binary."""
+"""Running the attnopt binary: arguments, models given as paths or
+onnx.ModelProto, the environment it sees, and the one error type."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import tempfile
-from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, Iterator, List, Optional, Union
 
 from ._binary import binary_path
-from ._flags import FlagValue, to_args
 from ._library import get_library_path, onnxruntime_library_path
 
 PathLike = Union[str, "os.PathLike[str]"]
+Model = Union[str, "os.PathLike[str]", Any]
+"""A model argument: a path, or an ``onnx.ModelProto`` (anything with
+``SerializeToString``), which is written to a temporary file for the run."""
 
 
 class AttnoptError(RuntimeError):
-    """The attnopt binary exited non-zero.
+    """A command failed: the attnopt binary exited non-zero, printed no
+    result, or could not be run.
 
-    ``returncode`` is its exit code (1: validation failed or a site is over
-    budget; 2: bad usage or bad input, see README.md), ``message`` what it
-    printed on stderr (one line naming the file at fault), ``stdout`` what it
-    printed before failing, ``command`` the argument list it ran with, and
-    ``report`` the parsed JSON report when ``rewrite`` wrote one before the
-    failure (a failed ``validate=True``), else None.
+    ``returncode`` is the exit code (1: validation failed or a site is over
+    budget; 2: bad usage or bad input; 3: ``validate`` found nothing to
+    compare; 127: the binary was not found), ``message`` what it printed on
+    stderr (one line naming the file at fault), ``stdout`` what it printed
+    before failing, ``command`` the argument list it ran with, and
+    ``result`` the typed result of the run when the command printed one
+    before failing (a validation that failed, a check over budget), else
+    None. ``report`` is ``result.json`` (the parsed JSON document) or None.
     """
 
     def __init__(self, command: List[str], returncode: int, stdout: str, stderr: str,
-                 report: Optional[Dict[str, Any]] = None) -> None:
+                 result: Any = None) -> None:
         self.command = command
         self.returncode = returncode
         self.stdout = stdout
         self.message = stderr.strip() or f"attnopt exited with code {returncode}"
-        self.report = report
+        self.result = result
+        self.report: Optional[Dict[str, Any]] = getattr(result, "json", None)
         super().__init__(f"{self.message} (exit {returncode})")
 
 
-@dataclass(frozen=True)
-class RewriteResult:
-    """What ``rewrite`` did."""
-
-    output: str
-    """Path of the rewritten model."""
-    report: Optional[Dict[str, Any]]
-    """The rewrite report (``{"schema": "attnopt.report/v1", ...}``, docs/reports.md):
-    per-site status, memory before and after, validation when it ran. None when
-    ``report=`` named a non-JSON file."""
-    stdout: str
-    """The command's text output (one line per site, then the summary)."""
-
-
-def _run(args: List[str]) -> subprocess.CompletedProcess[str]:
-    cmd = [binary_path(), *args]
-    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                          encoding="utf-8", errors="replace", check=False)
+def _env() -> Dict[str, str]:
+    """The binary's environment: this Python's onnxruntime and the wheel's
+    custom-op library, unless the caller's environment names others, so
+    that ``--runtime auto``/``ort`` validate in the runtime this Python
+    deploys with."""
+    env = dict(os.environ)
+    if not env.get("ORT_LIB") and not env.get("ONNXRUNTIME_LIB"):
+        lib = onnxruntime_library_path()
+        if lib:
+            env["ORT_LIB"] = lib
+    if not env.get("ATTNOPT_CUSTOM_OPS"):
+        try:
+            env["ATTNOPT_CUSTOM_OPS"] = get_library_path()
+        except FileNotFoundError:
+            pass
+    return env
 
 
-def _reject(flags: Dict[str, FlagValue], reserved: List[str], fn: str) -> None:
-    for name in reserved:
-        if name in flags:
-            raise TypeError(f"attnopt.{fn}() sets --{name} itself; do not pass {name}=")
+def run(args: List[str]) -> subprocess.CompletedProcess:
+    """Run ``attnopt ARGS``; AttnoptError (exit 127) when there is no binary."""
+    try:
+        exe = binary_path()
+    except FileNotFoundError as e:
+        raise AttnoptError(["attnopt", *args], 127, "", f"attnopt: {e}") from e
+    return subprocess.run([exe, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                          encoding="utf-8", errors="replace", check=False, env=_env())
 
 
-def inspect(path: PathLike, **flags: FlagValue) -> Dict[str, Any]:
-    """List the attention sites of the ONNX model at ``path``: runs
-    ``attnopt inspect PATH --json`` with ``flags`` and returns the parsed JSON,
-    ``{"model", "opsets", "sites": [...], "fused": [...], "totals"}``
-    (README.md, "Commands").
-
-    Flags as keywords (see ``attnopt inspect --help``): ``explain=True``,
-    ``shape={"x": (1, 3, 224, 224)}``, ``dim={"batch": 1}``.
-    Raises AttnoptError with the CLI's message and exit code on failure.
-    """
-    _reject(flags, ["json"], "inspect")
-    args = ["inspect", os.fspath(path), "--json", *to_args(flags)]
-    p = _run(args)
-    if p.returncode != 0:
-        raise AttnoptError(p.args, p.returncode, p.stdout, p.stderr)
-    sites: Dict[str, Any] = json.loads(p.stdout)
-    return sites
+def parse_json(p: subprocess.CompletedProcess) -> Optional[Dict[str, Any]]:
+    """The JSON document a command printed, or None when it printed none
+    (a usage error prints only stderr)."""
+    if not p.stdout.strip():
+        return None
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError as e:
+        raise AttnoptError(p.args, p.returncode or 2, p.stdout, p.stderr or f"attnopt: printed no JSON ({e})") from e
+    if not isinstance(doc, dict):
+        raise AttnoptError(p.args, p.returncode or 2, p.stdout, p.stderr or "attnopt: printed JSON that is not an object")
+    return doc
 
 
-def default_output(src: str) -> str:
-    """MODEL.attnopt.onnx beside MODEL, as the CLI names it (cmd/attnopt/rewrite.go)."""
-    base = os.path.basename(src)
-    dot = base.rfind(".")
-    return (src[: len(src) - (len(base) - dot)] if dot >= 0 else src) + ".attnopt.onnx"
+def is_model_proto(m: Any) -> bool:
+    return hasattr(m, "SerializeToString") and hasattr(m, "graph")
 
 
-def rewrite(src: PathLike, dst: Optional[PathLike] = None, target: str = "attnopt",
-            **flags: FlagValue) -> RewriteResult:
-    """Fuse the attention sites of the model at ``src`` and write the result
-    to ``dst`` (default: SRC.attnopt.onnx beside it; never ``src`` itself).
+def _uses_external_data(m: Any) -> bool:
+    """Whether a ModelProto keeps tensors in files beside it (data_location
+    EXTERNAL), which a temporary copy would not find."""
+    def tensors(g: Any) -> Iterator[Any]:
+        yield from g.initializer
+        for n in g.node:
+            for a in n.attribute:
+                if a.HasField("t"):
+                    yield a.t
+                if a.HasField("g"):
+                    yield from tensors(a.g)
+                for sub in a.graphs:
+                    yield from tensors(sub)
+    return any(t.data_location == 1 for t in tensors(m.graph))
 
-    ``target``: ``"attnopt"`` (attnopt.FlashAttention; run it with
-    :func:`register`), ``"ort"`` (com.microsoft.MultiHeadAttention, stock ONNX
-    Runtime) or ``"onnx"`` (the standard Attention, opset >= 23 models).
-    Other flags as keywords (see ``attnopt rewrite --help``):
-    ``validate=True``, ``memory_budget="16GiB"``, ``allow_approx=True``,
-    ``window=(8, 8)``, ``pool="kv"``, ``stride=2``, ``max_error=0.01``,
-    ``shape={...}``, ``dim={...}``, ``report="report.html"``.
-    ``validate=True, runtime="ort"`` validates in ONNX Runtime: by default the
-    onnxruntime package this Python has, with this package's custom-op
-    library (``ort_lib=`` and ``custom_ops=`` override them).
 
-    Returns a :class:`RewriteResult` with the output path and the parsed
-    JSON report. Raises AttnoptError with the CLI's message and exit code on
-    failure (exit 1 when ``validate=True`` finds a site out of tolerance).
-    """
-    _reject(flags, ["output", "o"], "rewrite")
-    if flags.get("runtime") == "ort":
-        # Validate in this Python's onnxruntime with the wheel's custom ops.
-        flags.setdefault("custom_ops", get_library_path())
-        if not flags.get("ort_lib"):
-            flags["ort_lib"] = onnxruntime_library_path()
-    src_s = os.fspath(src)
-    out = os.fspath(dst) if dst is not None else default_output(src_s)
-    user_report = flags.get("report")
+@contextlib.contextmanager
+def model_paths(*models: Model) -> Iterator[List[str]]:
+    """Paths for the binary: a path as given, a ModelProto written to a
+    temporary file (removed afterwards)."""
     with tempfile.TemporaryDirectory(prefix="attnopt-") as tmp:
-        # Without report=, the report goes to a temporary JSON file read here.
-        report_path = os.fspath(user_report) if user_report else os.path.join(tmp, "report.json")  # type: ignore[arg-type]
-        rest = {k: v for k, v in flags.items() if k != "report"}
-        p = _run(["rewrite", src_s, "-o", out, "--target", target, "--report", report_path, *to_args(rest)])
-        report = None
-        # Exit 0 or 1 (validation failed) means this run wrote the report.
-        if p.returncode in (0, 1) and report_path.endswith(".json") and os.path.isfile(report_path):
-            with open(report_path, encoding="utf-8") as f:
-                report = json.load(f)
-    stdout = p.stdout
-    if not user_report:  # the CLI names the temporary report; the caller never sees that file
-        stdout = "".join(l for l in stdout.splitlines(keepends=True) if not l.startswith("report (json): "))
-    if p.returncode != 0:
-        raise AttnoptError(p.args, p.returncode, stdout, p.stderr, report)
-    return RewriteResult(output=out, report=report, stdout=stdout)
+        out: List[str] = []
+        for i, m in enumerate(models):
+            if is_model_proto(m):
+                if _uses_external_data(m):
+                    raise AttnoptError(["attnopt"], 2, "", "attnopt: the ModelProto keeps tensors in external data "
+                                       "files, which only its path lets attnopt find; pass the model's path instead")
+                p = os.path.join(tmp, f"model{i}.onnx")
+                try:
+                    data = m.SerializeToString()
+                except ValueError as e:  # over protobuf's 2 GiB
+                    raise AttnoptError(["attnopt"], 2, "", f"attnopt: the ModelProto cannot be serialized ({e}); "
+                                       "save it with external data and pass its path") from e
+                with open(p, "wb") as f:
+                    f.write(data)
+                out.append(p)
+            elif isinstance(m, (str, os.PathLike)):
+                out.append(os.fspath(m))
+            else:
+                raise TypeError(f"a model is a path or an onnx.ModelProto, not {type(m).__name__}")
+        yield out
+
+
+def scratch_dir() -> "tempfile.TemporaryDirectory[str]":
+    return tempfile.TemporaryDirectory(prefix="attnopt-")
