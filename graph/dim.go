@@ -21,6 +21,32 @@ func D(n int64) Dim { return Dim{C: n} }
 // Sym returns a symbolic dim named s.
 func Sym(s string) Dim { return Dim{C: 1, Syms: []string{s}} }
 
+// parseDimParam reads a dim_param. A product of integers and names
+// ("4*batch", as dynamo and Dim.String write them) is that product, so a
+// declared dim equals the one inference computes; anything else ("seq+1",
+// "((sequence**2)//sequence)") is one opaque symbol of that name.
+func parseDimParam(s string) Dim {
+	parts := strings.Split(s, "*")
+	if len(parts) == 1 {
+		return Sym(s)
+	}
+	d := D(1)
+	for _, p := range parts {
+		if p == "" || strings.ContainsAny(p, "()/ ") {
+			return Sym(s)
+		}
+		if v, err := strconv.ParseInt(p, 10, 64); err == nil {
+			d = d.Mul(D(v))
+		} else {
+			d = d.Mul(Sym(p))
+		}
+	}
+	if d.Unknown || d.Static() {
+		return Sym(s)
+	}
+	return d
+}
+
 // UnknownDim is a dimension nothing is known about.
 var UnknownDim = Dim{Unknown: true}
 
