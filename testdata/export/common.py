@@ -437,6 +437,7 @@ def export_case(
     dynamic_axes: dict | None = None,
     dynamic_shapes=None,
     count_in_export: bool = True,
+    postprocess=None,
 ) -> dict:
     """Exports ``model`` and writes its fixture directory; returns the entry.
 
@@ -450,6 +451,9 @@ def export_case(
     count_in_export: also count during the TorchScript export trace (False
       when the attention is in a scripted function, which the trace does not
       enter: only the eager forward counts then).
+    postprocess: optional callable(path) that rewrites the exported file in
+      place before it is checked and run (ONNX Runtime's transformers
+      optimizer, export_ortopt.py); the fixture is what it leaves.
     """
     model = model.eval()
     root = name_root if name_root is not None else model
@@ -510,10 +514,14 @@ def export_case(
                     report=False,
                     verify=False,
                     dynamic_shapes=dynamic_shapes,
+                    # legacy dynamic_axes, which torch converts to dynamic shapes
+                    **({"dynamic_axes": dynamic_axes} if dynamic_axes else {}),
                 )
             prog.save(tmp, external_data=False)
         else:
             raise ValueError(exporter)
+        if postprocess is not None:
+            postprocess(tmp)
         proto = onnx.load(tmp)
         if exporter == "dynamo":
             # the dynamo exporter stores a stack trace and FX names per node as

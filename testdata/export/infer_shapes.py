@@ -10,7 +10,8 @@ intermediate type itself instead of echoing the exporter's):
 
 - unpinned: the graph inputs as the file declares them;
 - pinned: every graph input given the shape of its test_data_set_0 tensor
-  (what `--shape NAME=DIMS` pins).
+  (what `--shape NAME=DIMS` pins), and the symbols those inputs declare
+  pinned in the graph outputs' declared shapes too, as attnopt pins them.
 
 Then a runtime section: the shape ONNX Runtime gives each node output when it
 runs the model on those test inputs (every value made a graph output), for the
@@ -64,12 +65,22 @@ def infer(model, pins):
     m = onnx.ModelProto()
     m.CopyFrom(model)
     del m.graph.value_info[:]
+    sizes = {}  # the symbols the pinned inputs declare, as --shape pins them
     for vi in m.graph.input:
         if vi.name in pins:
             tt = vi.type.tensor_type
+            for d, x in zip(tt.shape.dim, pins[vi.name]):
+                if d.HasField("dim_param"):
+                    sizes[d.dim_param] = x
             del tt.shape.dim[:]
             for x in pins[vi.name]:
                 tt.shape.dim.add().dim_value = x
+    # the graph outputs' declared dims pinned too (onnx keeps what they
+    # declare where it infers nothing: ops without a schema)
+    for vi in m.graph.output:
+        for d in vi.type.tensor_type.shape.dim:
+            if d.HasField("dim_param") and d.dim_param in sizes:
+                d.dim_value = sizes[d.dim_param]
     return shape_inference.infer_shapes(m, check_type=False, strict_mode=False, data_prop=True)
 
 
