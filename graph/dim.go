@@ -22,29 +22,74 @@ func D(n int64) Dim { return Dim{C: n} }
 func Sym(s string) Dim { return Dim{C: 1, Syms: []string{s}} }
 
 // parseDimParam reads a dim_param. A product of integers and names
-// ("4*batch", as dynamo and Dim.String write them) is that product, so a
-// declared dim equals the one inference computes; anything else ("seq+1",
-// "((sequence**2)//sequence)") is one opaque symbol of that name.
+// ("4*batch", as dynamo and Dim.String write them; "s**2" a power) is that
+// product, and dynamo's exact quotients of products ("((batch*seq)//batch)")
+// are the quotient, so a declared dim equals the one inference computes and
+// reads as simply; anything else ("seq+1") is one opaque symbol of that name.
 func parseDimParam(s string) Dim {
-	parts := strings.Split(s, "*")
-	if len(parts) == 1 {
-		return Sym(s)
+	if d, ok := dimExpr(s); ok && !d.Static() {
+		return d
+	}
+	return Sym(s)
+}
+
+// dimExpr parses a product, or the exact quotient of two, in parentheses
+// or not.
+func dimExpr(s string) (Dim, bool) {
+	for len(s) > 1 && s[0] == '(' && s[len(s)-1] == ')' && balanced(s[1:len(s)-1]) {
+		s = s[1 : len(s)-1]
+	}
+	if a, b, ok := strings.Cut(s, "//"); ok {
+		x, ok1 := dimExpr(a)
+		y, ok2 := dimExpr(b)
+		if !ok1 || !ok2 {
+			return UnknownDim, false
+		}
+		return x.Div(y)
+	}
+	// a factor may be an opaque sum ("past+seq", as Dim.Add names one)
+	if strings.ContainsAny(s, "()/ ") || s == "" {
+		return UnknownDim, false
 	}
 	d := D(1)
-	for _, p := range parts {
-		if p == "" || strings.ContainsAny(p, "()/ ") {
-			return Sym(s)
+	for _, p := range strings.Split(strings.ReplaceAll(s, "**", "^"), "*") {
+		base, exp, pow := strings.Cut(p, "^")
+		n := int64(1)
+		if pow {
+			var err error
+			if n, err = strconv.ParseInt(exp, 10, 64); err != nil || n < 1 || n > 8 {
+				return UnknownDim, false
+			}
 		}
-		if v, err := strconv.ParseInt(p, 10, 64); err == nil {
-			d = d.Mul(D(v))
+		var f Dim
+		if v, err := strconv.ParseInt(base, 10, 64); err == nil {
+			f = D(v)
+		} else if base != "" {
+			f = Sym(base)
 		} else {
-			d = d.Mul(Sym(p))
+			return UnknownDim, false
+		}
+		for ; n > 0; n-- {
+			d = d.Mul(f)
 		}
 	}
-	if d.Unknown || d.Static() {
-		return Sym(s)
+	return d, !d.Unknown
+}
+
+// balanced reports whether s's parentheses pair up.
+func balanced(s string) bool {
+	depth := 0
+	for _, r := range s {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth < 0 {
+				return false
+			}
+		}
 	}
-	return d
+	return depth == 0
 }
 
 // UnknownDim is a dimension nothing is known about.

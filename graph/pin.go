@@ -204,7 +204,11 @@ func pinDim(d Dim, dims map[string]int64) Dim {
 		case strings.Contains(s, "+"):
 			sum := D(0)
 			for _, t := range strings.Split(s, "+") {
-				sum = sum.Add(pinDim(parseDimParam(t), dims))
+				term, ok := dimExpr(t)
+				if !ok {
+					term = Sym(t)
+				}
+				sum = sum.Add(pinDim(term, dims))
 			}
 			out = out.Mul(sum)
 		default:

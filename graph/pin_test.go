@@ -91,7 +91,11 @@ func TestDimParamsAndPinning(t *testing.T) {
 		{"batch*seq", Sym("batch").Mul(Sym("seq")), "8", false},
 		{"2*past+seq", D(2).Mul(Sym("past").Add(Sym("seq"))), "14", false},
 		{"past+seq", Sym("past").Add(Sym("seq")), "7", true},
-		{"((sequence**2)//sequence)", Sym("((sequence**2)//sequence)"), "((sequence**2)//sequence)", true},
+		{"((sequence**2)//sequence)", Sym("sequence"), "sequence", false},
+		{"((batch*seq)//batch)", Sym("seq"), "4", false},
+		{"(seq*2)//4", Sym("(seq*2)//4"), "(seq*2)//4", true},
+		{"seq+1", Sym("seq+1"), "5", true},
+		{"(a)(b)", Sym("(a)(b)"), "(a)(b)", true},
 		{"seq*", Sym("seq*"), "seq*", true},
 		{"other*batch", Sym("batch").Mul(Sym("other")), "2*other", false},
 	} {

@@ -24,7 +24,13 @@ func layoutOps(m *graph.Model) int {
 var layoutGrowth = map[string]map[string]int{
 	// SAGAN computes out = V·Aᵀ channels-first: V and the output are
 	// transposed around the fused op, which reads (…, N, D).
-	"attnopt": {"sagan": 2, "sagan_dynamo": 2, "sagan_op11": 2},
+	"attnopt": {"sagan": 2, "sagan_dynamo": 2, "sagan_op11": 2,
+		// A lifted com.microsoft.Attention packs Q, K and V as (B, S, H·D)
+		// slices of one projection: FlashAttention reads each as
+		// (B, H, S, D) (Reshape+Transpose) and its output goes back, and
+		// the mask index becomes a key-length mask (Squeeze of the length,
+		// two Unsqueezes): 11 per layer, 3 layers.
+		"hf_bert_ortopt": 33},
 	"ort": {
 		"sagan": 2, "sagan_dynamo": 2, "sagan_op11": 2,
 		// Q, K, V are graph inputs in (B, H, N, D): MultiHeadAttention
@@ -37,6 +43,11 @@ var layoutGrowth = map[string]map[string]int{
 		// repeated to every query head (Unsqueeze+Expand+Reshape), and
 		// RoPE sits between the model's head split and the site.
 		"gqa_dynamo_op23": 4, "hf_llama_gqa": 17, "hf_llama_gqa_dynamo": 18, "hf_llama_gqa_dynamo_op23": 22,
+		"hf_llama_gqa_fp16": 17, "hf_falcon_mqa": 19, "hf_falcon_mqa_dynamo": 24, "mqa_expand": 1,
+		// The lifted Attention's mask index becomes a key-length mask
+		// MultiHeadAttention takes as its bias: a Squeeze and two
+		// Unsqueezes per layer; it reads the (B, S, H·D) parts as they are.
+		"hf_bert_ortopt": 9,
 		// and MultiHeadAttention has no sliding window: the band is rebuilt
 		// from Range (Squeeze/Unsqueeze of the lengths) as its bias.
 		"hf_mistral_window": 25,
