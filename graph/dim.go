@@ -27,6 +27,11 @@ func Sym(s string) Dim { return Dim{C: 1, Syms: []string{s}} }
 // are the quotient, so a declared dim equals the one inference computes and
 // reads as simply; anything else ("seq+1") is one opaque symbol of that name.
 func parseDimParam(s string) Dim {
+	// Longer names are not expressions an exporter writes; parsing them
+	// could take quadratic time on hostile input.
+	if len(s) > 256 {
+		return Sym(s)
+	}
 	if d, ok := dimExpr(s); ok && !d.Static() {
 		return d
 	}

@@ -98,6 +98,7 @@ func TestDimParamsAndPinning(t *testing.T) {
 		{"(a)(b)", Sym("(a)(b)"), "(a)(b)", true},
 		{"seq*", Sym("seq*"), "seq*", true},
 		{"other*batch", Sym("batch").Mul(Sym("other")), "2*other", false},
+		{strings.Repeat("(", 200) + "batch" + strings.Repeat(")", 200), Sym(strings.Repeat("(", 200) + "batch" + strings.Repeat(")", 200)), strings.Repeat("(", 200) + "batch" + strings.Repeat(")", 200), true},
 	} {
 		d := parseDimParam(tc.param)
 		if !d.Equal(tc.dim) {
