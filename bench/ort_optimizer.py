@@ -11,7 +11,8 @@ fusions only; higher levels need torch), and
 exporter's users are pointed to) and `attnopt rewrite --target ort`, counts
 the attention ops each one leaves in the graph, and times them. attnopt's
 time includes the process start.
-Usage: python3 bench/ort_optimizer.py [path/to/attnopt]
+Usage: python3 bench/ort_optimizer.py [path/to/attnopt [FIXTURE ...]] (only
+those fixtures when named)
 """
 import json
 import os
@@ -50,7 +51,10 @@ def main():
     manifest = json.load(open(os.path.join(root, "testdata", "MANIFEST.json")))
     rows = []
     tmp = tempfile.mkdtemp()
+    only = set(sys.argv[2:])
     for fx in manifest["models"]:
+        if only and fx["name"] not in only:
+            continue
         path = os.path.join(root, "testdata", fx["file"])
         before = fused_ops(onnx.load(path))
         want = fx.get("fusable_count", fx["attention_count"])

@@ -1,6 +1,10 @@
 package eval
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/attnopt/attnopt/graph"
+)
 
 // RotaryEmbedding (opset 23): rotates the first rotary_embedding_dim
 // features of every head by the angles in cos_cache/sin_cache, either as two
@@ -8,13 +12,46 @@ import "fmt"
 // x[1::2]): (x1, x2) → (cos·x1 − sin·x2, sin·x1 + cos·x2). X is
 // (B, H, S, D), or (B, S, H·D) with num_heads; the caches are (B, S, ≥d/2),
 // or (max_position, ≥d/2) indexed by position_ids (B, S).
-func init() { register("", "RotaryEmbedding", opRotary) }
+//
+// com.microsoft.RotaryEmbedding, which ONNX Runtime's optimizer writes for
+// decoders, is the same rotation with its inputs in another order (input,
+// position_ids, cos_cache, sin_cache), position_ids (B, S) or one offset
+// (1) that token s adds to, and, for a rank-3 input without num_heads, the
+// head size twice the caches' width.
+func init() {
+	register("", "RotaryEmbedding", func(c *opCtx, in []*Tensor) ([]*Tensor, error) {
+		return opRotary(c, in[0], in[1], in[2], opt(in, 3), int(c.attrInt("num_heads", 0)))
+	})
+	register("com.microsoft", "RotaryEmbedding", func(c *opCtx, in []*Tensor) ([]*Tensor, error) {
+		x, pos, cosC := in[0], in[1], in[2]
+		if c.attrFloat("scale", 1) != 1 || c.attrInt("is_packed_batching", 0) != 0 {
+			return nil, fmt.Errorf("RotaryEmbedding (com.microsoft): scale and is_packed_batching are not supported")
+		}
+		heads := int(c.attrInt("num_heads", 0))
+		if len(x.Shape) == 3 && heads == 0 && len(cosC.Shape) == 2 && cosC.Shape[1] > 0 {
+			heads = x.Shape[2] / (2 * cosC.Shape[1])
+		}
+		if len(x.Shape) >= 2 && pos.Numel() == 1 {
+			b, s := x.Shape[0], x.Shape[len(x.Shape)-2]
+			if len(x.Shape) == 3 {
+				s = x.Shape[1]
+			}
+			ids := NewTensor(graph.Int64, []int{b, s})
+			for i := range ids.I {
+				ids.I[i] = pos.ints()[0] + int64(i%s)
+			}
+			pos = ids
+		}
+		return opRotary(c, x, cosC, in[3], pos, heads)
+	})
+}
 
-func opRotary(c *opCtx, in []*Tensor) ([]*Tensor, error) {
-	x, cosC, sinC := in[0], in[1], in[2]
-	pos := opt(in, 3)
+func opRotary(c *opCtx, x, cosC, sinC, pos *Tensor, heads int) ([]*Tensor, error) {
 	if err := needFloat(x, cosC, sinC); err != nil {
 		return nil, err
+	}
+	if pos != nil && pos.I == nil {
+		pos = &Tensor{DType: graph.Int64, Shape: pos.Shape, I: pos.ints()}
 	}
 	// Index X as (B, S, H, D) with strides, whatever its layout.
 	var B, S, H, D, sB, sS, sH int
@@ -23,7 +60,7 @@ func opRotary(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 		B, H, S, D = x.Shape[0], x.Shape[1], x.Shape[2], x.Shape[3]
 		sB, sH, sS = H*S*D, S*D, D
 	case 3:
-		H = int(c.attrInt("num_heads", 0))
+		H = heads
 		if H <= 0 || x.Shape[2]%H != 0 {
 			return nil, fmt.Errorf("rank-3 input needs num_heads dividing its hidden size %d", x.Shape[2])
 		}

@@ -21,6 +21,82 @@ func D(n int64) Dim { return Dim{C: n} }
 // Sym returns a symbolic dim named s.
 func Sym(s string) Dim { return Dim{C: 1, Syms: []string{s}} }
 
+// parseDimParam reads a dim_param. A product of integers and names
+// ("4*batch", as dynamo and Dim.String write them; "s**2" a power) is that
+// product, and dynamo's exact quotients of products ("((batch*seq)//batch)")
+// are the quotient, so a declared dim equals the one inference computes and
+// reads as simply; anything else ("seq+1") is one opaque symbol of that name.
+func parseDimParam(s string) Dim {
+	// Longer names are not expressions an exporter writes; parsing them
+	// could take quadratic time on hostile input.
+	if len(s) > 256 {
+		return Sym(s)
+	}
+	if d, ok := dimExpr(s); ok && !d.Static() {
+		return d
+	}
+	return Sym(s)
+}
+
+// dimExpr parses a product, or the exact quotient of two, in parentheses
+// or not.
+func dimExpr(s string) (Dim, bool) {
+	for len(s) > 1 && s[0] == '(' && s[len(s)-1] == ')' && balanced(s[1:len(s)-1]) {
+		s = s[1 : len(s)-1]
+	}
+	if a, b, ok := strings.Cut(s, "//"); ok {
+		x, ok1 := dimExpr(a)
+		y, ok2 := dimExpr(b)
+		if !ok1 || !ok2 {
+			return UnknownDim, false
+		}
+		return x.Div(y)
+	}
+	// a factor may be an opaque sum ("past+seq", as Dim.Add names one)
+	if strings.ContainsAny(s, "()/ ") || s == "" {
+		return UnknownDim, false
+	}
+	d := D(1)
+	for _, p := range strings.Split(strings.ReplaceAll(s, "**", "^"), "*") {
+		base, exp, pow := strings.Cut(p, "^")
+		n := int64(1)
+		if pow {
+			var err error
+			if n, err = strconv.ParseInt(exp, 10, 64); err != nil || n < 1 || n > 8 {
+				return UnknownDim, false
+			}
+		}
+		var f Dim
+		if v, err := strconv.ParseInt(base, 10, 64); err == nil {
+			f = D(v)
+		} else if base != "" {
+			f = Sym(base)
+		} else {
+			return UnknownDim, false
+		}
+		for ; n > 0; n-- {
+			d = d.Mul(f)
+		}
+	}
+	return d, !d.Unknown
+}
+
+// balanced reports whether s's parentheses pair up.
+func balanced(s string) bool {
+	depth := 0
+	for _, r := range s {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth < 0 {
+				return false
+			}
+		}
+	}
+	return depth == 0
+}
+
 // UnknownDim is a dimension nothing is known about.
 var UnknownDim = Dim{Unknown: true}
 

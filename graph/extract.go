@@ -9,7 +9,8 @@ import (
 
 // Extract builds a standalone model computing outputs from m: it walks back
 // from the outputs and turns every value for which stop returns true (and
-// every graph input reached) into an input of the new model; initializers
+// every graph input reached) into an input of the new model, unless its
+// producer is kept for another value; initializers
 // reached are kept. Types come from m's inference. The new model shares
 // opset imports with m.
 func Extract(m *Model, outputs []string, stop func(v *Value) bool) (*Model, error) {
@@ -53,6 +54,14 @@ func Extract(m *Model, outputs []string, stop func(v *Value) bool) (*Model, erro
 			if in != nil {
 				stack = append(stack, in)
 			}
+		}
+	}
+	// A stop value whose producer is kept anyway (it also computes a value
+	// walked through: EmbedLayerNormalization's output and its mask index)
+	// is computed, not an input as well.
+	for name, v := range inputs {
+		if v.Kind != KindInput && v.producer != nil && nodes[v.producer] {
+			delete(inputs, name)
 		}
 	}
 	gp := &onnxpb.GraphProto{Name: proto.String("extract")}

@@ -104,7 +104,9 @@ func foldSymbolic(op string, a, b, out *Value) bool {
 				// Different sizes, or a symbolic size against a negative sentinel.
 				res[i] = D(0)
 			default:
-				return false
+				// Undecided here; the other entries may still be known
+				// (Expand targets test each entry against -1).
+				res[i] = UnknownDim
 			}
 		case "Div":
 			d, ok := p.Div(q)
@@ -205,16 +207,21 @@ func foldWhere(c *ictx) {
 		return
 	}
 	// Symbolic selection between shape vectors (Expand with -1 entries).
-	if cs, ok := cond.Ints(); ok {
+	if cs, ok := cond.IntContent(); ok {
 		x, okX := c.in(1).IntContent()
 		y, okY := c.in(2).IntContent()
 		if okX && okY && len(x) == len(cs) && len(y) == len(cs) {
 			res := make([]Dim, len(cs))
 			for i, b := range cs {
-				if b != 0 {
+				switch v, known := b.Value(); {
+				case known && v != 0:
 					res[i] = x[i]
-				} else {
+				case known:
 					res[i] = y[i]
+				case x[i].Equal(y[i]):
+					res[i] = x[i]
+				default:
+					res[i] = UnknownDim
 				}
 			}
 			c.out(0).Sym = res

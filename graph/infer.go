@@ -105,7 +105,7 @@ func init() {
 		"Expand": inferExpand, "Where": inferWhere, "ConstantOfShape": inferConstantOfShape,
 		"Range": inferRange, "Tile": inferTile,
 		"MatMul": inferMatMul, "Gemm": inferGemm, "Einsum": inferEinsum,
-		"Conv": inferConv, "AveragePool": inferPool, "MaxPool": inferPool,
+		"Conv": inferConv, "ConvTranspose": inferConvTranspose, "AveragePool": inferPool, "MaxPool": inferPool,
 		"GlobalAveragePool": inferGlobalPool, "GlobalMaxPool": inferGlobalPool,
 		"Resize": inferResize, "Upsample": inferResize,
 		"LayerNormalization": inferLayerNorm, "RMSNormalization": inferSame, "RotaryEmbedding": inferSame,
@@ -113,7 +113,7 @@ func init() {
 		"ReduceMax": inferReduce, "ReduceMin": inferReduce, "ReduceL2": inferReduce,
 		"ReduceSumSquare": inferReduce, "ArgMax": inferReduce, "ArgMin": inferReduce,
 		"Pad": inferPad, "Trilu": inferSame, "CumSum": inferSame,
-		"GatherElements": inferGatherElements, "ScatterND": inferSame, "ScatterElements": inferSame,
+		"GatherElements": inferGatherElements, "GatherND": inferGatherND, "ScatterND": inferSame, "ScatterElements": inferSame,
 		"NonZero": func(c *ictx) {
 			s, ok := c.shape(0)
 			if ok {
@@ -221,10 +221,4 @@ func (c *ictx) axesOf(attrUntil int64, inputIdx int) ([]int64, bool) {
 	}
 	xs, ok := v.Ints()
 	return xs, ok
-}
-
-// GatherElements: the output has the indices' shape and the data's type.
-func inferGatherElements(c *ictx) {
-	s, ok := c.shape(1)
-	c.set(0, c.inType(0).DType, append(Shape(nil), s...), ok)
 }

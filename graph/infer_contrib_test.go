@@ -1,6 +1,9 @@
 package graph
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/attnopt/attnopt/graph/onnxpb"
@@ -47,5 +50,48 @@ func TestInferContribOps(t *testing.T) {
 		if got := m.Graph.Value(name).Type; got.String() != want.String() {
 			t.Errorf("%s: %s, want %s", name, got, want)
 		}
+	}
+}
+
+// The contrib rules give the shapes ONNX Runtime computes on every
+// testdata/ops/ms_* case (export_contrib_ops.py), with the outputs' declared
+// types removed so the rules alone decide.
+func TestInferContribMatchesORT(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join("..", "testdata", "ops", "ms_*"))
+	if len(dirs) < 10 {
+		t.Fatalf("%d ms_* cases under testdata/ops, want 10 or more", len(dirs))
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(dir, "model.onnx"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pb onnxpb.ModelProto
+			if err := proto.Unmarshal(data, &pb); err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range pb.Graph.Output {
+				o.Type = nil
+			}
+			m, err := FromProto(&pb, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, o := range m.Graph.Outputs {
+				raw, err := os.ReadFile(filepath.Join(dir, "test_data_set_0", fmt.Sprintf("output_%d.pb", i)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var tp onnxpb.TensorProto
+				if err := proto.Unmarshal(raw, &tp); err != nil {
+					t.Fatal(err)
+				}
+				want := TensorOf(DType(tp.GetDataType()), StaticShape(tp.Dims...))
+				if o.Type.String() != want.String() {
+					t.Errorf("%s: %s, ONNX Runtime gives %s", o.Name, o.Type, want)
+				}
+			}
+		})
 	}
 }

@@ -194,6 +194,55 @@ func inferConv(c *ictx) {
 	c.setShape(0, dt, out)
 }
 
+// ConvTranspose (ONNX's formula): each spatial output is
+// stride·(in−1) + output_padding + dilation·(k−1) + 1 − pads, or in·stride
+// with SAME auto_pad, or output_shape when given; W is (C, M/group, k…).
+func inferConvTranspose(c *ictx) {
+	x, ok1 := c.shape(0)
+	w, ok2 := c.shape(1)
+	dt := c.inType(0).DType
+	if !ok1 || !ok2 || len(x) < 3 || len(w) != len(x) {
+		c.set(0, dt, nil, false)
+		return
+	}
+	ns := len(x) - 2
+	at := func(name string, i int, def int64) int64 {
+		if xs := c.n.AttrInts(name); i < len(xs) {
+			return xs[i]
+		}
+		return def
+	}
+	out := Shape{x[0], w[1].Mul(D(c.n.AttrInt("group", 1)))}
+	given := c.n.AttrInts("output_shape")
+	autoPad := c.n.AttrString("auto_pad", "NOTSET")
+	for i := 0; i < ns; i++ {
+		if len(given) >= ns {
+			out = append(out, D(given[len(given)-ns+i]))
+			continue
+		}
+		n, ok := x[2+i].Value()
+		k, okK := w[2+i].Value()
+		if kk := at("kernel_shape", i, -1); kk >= 0 {
+			k, okK = kk, true
+		}
+		if !ok || !okK {
+			out = append(out, UnknownDim)
+			continue
+		}
+		s := at("strides", i, 1)
+		pads := at("pads", i, 0) + at("pads", i+ns, 0)
+		switch autoPad {
+		case "SAME_UPPER", "SAME_LOWER":
+			out = append(out, D(n*s))
+			continue
+		case "VALID":
+			pads = 0
+		}
+		out = append(out, D(s*(n-1)+at("output_padding", i, 0)+at("dilations", i, 1)*(k-1)+1-pads))
+	}
+	c.setShape(0, dt, out)
+}
+
 func inferPool(c *ictx) {
 	x, ok := c.shape(0)
 	dt := c.inType(0).DType

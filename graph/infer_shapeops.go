@@ -390,7 +390,7 @@ func inferSlice(c *ictx) {
 		lo, cnt := sliceRange(starts[k], ends[k], steps[k], n)
 		out[ax] = D(cnt)
 		if hasContent && len(s) == 1 {
-			var res []Dim
+			res := make([]Dim, 0, cnt) // empty, not nil: a known empty vector
 			for i := int64(0); i < cnt; i++ {
 				res = append(res, content[lo+i*steps[k]])
 			}

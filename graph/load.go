@@ -361,7 +361,7 @@ func typeFromProto(tp *onnxpb.TypeProto) Type {
 			}
 		case *onnxpb.TensorShapeProto_Dimension_DimParam:
 			if x.DimParam != "" {
-				t.Shape[i] = Sym(x.DimParam)
+				t.Shape[i] = parseDimParam(x.DimParam)
 			} else {
 				t.Shape[i] = UnknownDim
 			}

@@ -24,6 +24,7 @@ import (
 //	        sees, W > 0),
 //	        empty_rows, mask_fill, causal_fill, fill_once, fill_round (what
 //	        a row that sees no key yields, from the source's fills: rows.go),
+//	        zero_rows (int: such rows are zeros by the source's guard),
 //	        site (int: the site id)
 //	output  (B, Hq, Nq, Dv) or (B', Nq, Dv), in Q's type
 //
@@ -72,6 +73,9 @@ func emitSDPA(e *emitter, site int, q, k, v, mask *graph.Value, scale float64, c
 		attrs = append(attrs, graph.IntAttr("sliding_window", window))
 	}
 	attrs = append(attrs, rows.attrs()...)
+	if rows.Guarded {
+		attrs = append(attrs, graph.IntAttr("zero_rows", 1))
+	}
 	attrs = append(attrs, graph.IntAttr("site", int64(site)))
 	return e.op(canonicalOp, canonicalDomain, ins, attrs...)
 }

@@ -117,11 +117,15 @@ func TestFixturesGQA(t *testing.T) {
 }
 
 // repeatOp names an Expand, Tile or Gather within a few layout ops above v.
+// A Gather of one index (Falcon's fused_qkv[..., [-2], :]) selects, it
+// does not repeat.
 func repeatOp(v *graph.Value) string {
 	for i := 0; i < 6; i++ {
 		p := v.Producer()
 		switch {
 		case p == nil:
+			return ""
+		case p.Is("Gather") && isOneIndex(p.Input(1)):
 			return ""
 		case p.Is("Expand") || p.Is("Tile") || p.Is("Gather"):
 			return p.OpType
@@ -175,4 +179,9 @@ func TestFixturesSlidingWindow(t *testing.T) {
 	if checked == 0 {
 		t.Fatal("no sliding-window fixture")
 	}
+}
+
+func isOneIndex(v *graph.Value) bool {
+	n, ok := v.Type.Shape.Numel().Value()
+	return v.Type.Ranked && ok && n == 1
 }

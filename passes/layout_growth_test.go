@@ -24,7 +24,13 @@ func layoutOps(m *graph.Model) int {
 var layoutGrowth = map[string]map[string]int{
 	// SAGAN computes out = V·Aᵀ channels-first: V and the output are
 	// transposed around the fused op, which reads (…, N, D).
-	"attnopt": {"sagan": 2, "sagan_dynamo": 2, "sagan_op11": 2},
+	"attnopt": {"sagan": 2, "sagan_dynamo": 2, "sagan_op11": 2,
+		// A lifted com.microsoft.Attention packs Q, K and V as (B, S, H·D)
+		// slices of one projection: FlashAttention reads each as
+		// (B, H, S, D) (Reshape+Transpose) and its output goes back, and
+		// the mask index becomes a key-length mask (Squeeze of the length,
+		// two Unsqueezes): 11 per layer, 3 layers.
+		"hf_bert_ortopt": 33},
 	"ort": {
 		"sagan": 2, "sagan_dynamo": 2, "sagan_op11": 2,
 		// Q, K, V are graph inputs in (B, H, N, D): MultiHeadAttention
@@ -37,6 +43,11 @@ var layoutGrowth = map[string]map[string]int{
 		// repeated to every query head (Unsqueeze+Expand+Reshape), and
 		// RoPE sits between the model's head split and the site.
 		"gqa_dynamo_op23": 4, "hf_llama_gqa": 17, "hf_llama_gqa_dynamo": 18, "hf_llama_gqa_dynamo_op23": 22,
+		"hf_llama_gqa_fp16": 17, "hf_falcon_mqa": 19, "hf_falcon_mqa_dynamo": 24, "mqa_expand": 1,
+		// The lifted Attention's mask index becomes a key-length mask
+		// MultiHeadAttention takes as its bias: a Squeeze and two
+		// Unsqueezes per layer; it reads the (B, S, H·D) parts as they are.
+		"hf_bert_ortopt": 9,
 		// and MultiHeadAttention has no sliding window: the band is rebuilt
 		// from Range (Squeeze/Unsqueeze of the lengths) as its bias, and again
 		// for the guard of rows whose window holds only padding (fuse_guard.go).
@@ -46,7 +57,7 @@ var layoutGrowth = map[string]map[string]int{
 		// the fills leave, so the causal term is a bias plane carrying that
 		// fill (built from Range: Squeeze/Unsqueeze of the lengths), not
 		// unidirectional, which drops with −inf (lower_rows.go).
-		"hf_gpt2": 4, "hf_gpt2_dynamo": 7, "hf_bloom": 1, "hf_bloom_dynamo": 8, "hf_bloom_dynamo_op23": 8,
+		"hf_gpt2": 4, "hf_gpt2_dynamo": 7, "hf_gpt2_dynamic_dynamo": 4, "hf_gpt2_dynamic_axes_dynamo": 2, "hf_bloom": 1, "hf_bloom_dynamo": 8, "hf_bloom_dynamo_op23": 8,
 		// The fully-masked-row fixtures (testdata/export/export_padding.py):
 		// graph-input Q/K/V for SDPA; for Qwen3 the GQA repeat plus, under
 		// dynamo, the finfo.min causal plane; for ModernBERT the local

@@ -7,8 +7,9 @@ import (
 // Grouped-query attention. Decoders with fewer key/value heads than query
 // heads repeat K and V before the score product (transformers' repeat_kv:
 // (B, Hkv, N, D) → Unsqueeze(2) → Expand(B, Hkv, r, N, D) → Reshape(B, Hkv·r,
-// N, D)), so query head h reads kv head h / r, which is exactly
-// FlashAttention's grouping. The matcher looks through the repeat, and the op
+// N, D); multi-query models expand one head), so query head h reads kv head
+// h / r, which is exactly FlashAttention's grouping (repeatRules lists the
+// forms). The matcher looks through the repeat, and the op
 // reads K and V at Hkv heads. Exporters may view the repeated tensor through
 // Reshapes that regroup the leading (batch, head) dims and Transposes of the
 // last two axes on its way to the product; both keep that order.
@@ -20,8 +21,34 @@ type kvRepeat struct {
 	swap bool // the site's operand is the source with its last two axes swapped
 }
 
-// unrepeat traces v (rank 4, (B, H, …)) back through leading-dim Reshapes
-// and last-two-axis Transposes to a head repeat.
+// repeatRule is one way exporters write the head repeat: given the tensor
+// a site reads, its (B, Hkv, N, D) source and the repeat factor.
+type repeatRule func(x *graph.Value) (base *graph.Value, rep int64, ok bool)
+
+var repeatRules = []repeatRule{
+	// Gather(base, [0,…,0, 1,…,1, …], axis=1)
+	func(x *graph.Value) (*graph.Value, int64, bool) {
+		if p := x.Producer(); p != nil && p.Is("Gather") {
+			return gatherRepeat(p)
+		}
+		return nil, 0, false
+	},
+	// repeat_kv: Reshape(Expand or Tile(Unsqueeze(base, 2)), (B, Hkv·r, N, D))
+	func(x *graph.Value) (*graph.Value, int64, bool) {
+		in, r := viewStep(x)
+		if r == nil || !r.reshape {
+			return nil, 0, false
+		}
+		return headRepeat(in)
+	},
+	// multi-query: one key/value head broadcast to all, Expand or Tile of
+	// (B, 1, N, D) to (B, H, N, D) (for Hkv > 1 Tile would be the wrong
+	// order, head h reading h mod Hkv)
+	oneHeadRepeat,
+}
+
+// unrepeat traces v (rank 4, (B, H, …)) back through leading-dim Reshapes,
+// last-two-axis Transposes and widening Casts to a head repeat.
 func unrepeat(v *graph.Value) (kvRepeat, bool) {
 	if v.Type.Rank() != 4 {
 		return kvRepeat{}, false
@@ -29,25 +56,50 @@ func unrepeat(v *graph.Value) (kvRepeat, bool) {
 	swap := false
 	x := v
 	for i := 0; i < 6; i++ {
-		if p := x.Producer(); p != nil && p.Is("Gather") {
-			if base, rep, ok := gatherRepeat(p); ok {
+		for _, rule := range repeatRules {
+			if base, rep, ok := rule(x); ok {
 				return kvRepeat{base, rep, swap}, heads(v, base, rep)
 			}
-			return kvRepeat{}, false
 		}
 		in, r := viewStep(x)
 		if r == nil {
 			return kvRepeat{}, false
 		}
-		if r.reshape {
-			if base, rep, ok := headRepeat(in); ok {
-				return kvRepeat{base, rep, swap}, heads(v, base, rep)
-			}
-		}
 		swap = swap != r.swap
 		x = in
 	}
 	return kvRepeat{}, false
+}
+
+// oneHeadRepeat recognises Expand(base, (B, H, N, D)) or Tile(base, (1, H,
+// 1, 1)) of a base with one head.
+func oneHeadRepeat(x *graph.Value) (*graph.Value, int64, bool) {
+	p := x.Producer()
+	if p == nil || !(p.Is("Expand") || p.Is("Tile")) || x.Type.Rank() != 4 {
+		return nil, 0, false
+	}
+	base := p.Input(0)
+	bs, xs := base.Type.Shape, x.Type.Shape
+	if base.Type.Rank() != 4 || !bs[1].Equal(graph.D(1)) {
+		return nil, 0, false
+	}
+	if p.Is("Tile") {
+		reps, ok := p.Input(1).Ints()
+		if !ok || len(reps) != 4 || reps[0] != 1 || reps[2] != 1 || reps[3] != 1 {
+			return nil, 0, false
+		}
+	}
+	rep, ok := xs[1].Value()
+	if !ok || rep < 2 {
+		return nil, 0, false
+	}
+	// Only the head axis grows.
+	for _, j := range []int{0, 2, 3} {
+		if !xs[j].Equal(bs[j]) {
+			return nil, 0, false
+		}
+	}
+	return base, rep, true
 }
 
 // heads checks that v's leading dims are (B, Hkv·r) for base (B, Hkv, …).
@@ -164,8 +216,8 @@ func (m *matcher) unviewK(s *Site) {
 	x := s.K
 	for i := 0; i < 6; i++ {
 		in, r := viewStep(x)
-		if r == nil {
-			break
+		if r == nil || r.cast {
+			break // before a cast, K has another type than the site's
 		}
 		swap, reshaped, x = swap != r.swap, reshaped || r.reshape, in
 		xs, ks := x.Type.Shape, s.K.Type.Shape

@@ -52,17 +52,29 @@ func findOutputRule(rules []outputRule, m *matcher, n *graph.Node, idx int, s *S
 
 // viewRule is one layout view exporters put around K and V that keeps their
 // (…, N, D) order, so the tensor before it is the same K or V: a Transpose
-// of the last two axes (swap) or a Reshape that only regroups leading dims.
+// of the last two axes (swap), a Reshape that only regroups leading dims, or
+// a Cast that widens a float (cast: fp16 TorchScript SDPA computes P·V on
+// float32 V, cast after the head repeat; the repeat commutes with it, and
+// matchVType reads the uncast V anyway).
 type viewRule struct {
 	op      string
 	when    func(n *graph.Node) bool
 	swap    bool
 	reshape bool
+	cast    bool
 }
 
 var viewRules = []viewRule{
 	{op: "Transpose", when: swapsLastTwo, swap: true},
 	{op: "Reshape", when: func(n *graph.Node) bool { return sameLastTwo(n.Input(0), n.Output(0)) }, reshape: true},
+	{op: "Cast", when: widensFloat, cast: true},
+}
+
+// widensFloat reports whether n casts a float to a float at least as wide,
+// which loses nothing.
+func widensFloat(n *graph.Node) bool {
+	from := n.Input(0).Type.DType
+	return isFloatCast(n) && from.IsFloat() && graph.DType(n.AttrInt("to", 0)).Bits() >= from.Bits()
 }
 
 // viewStep is the view rule x's producer matches, and that producer's input.

@@ -64,6 +64,14 @@ func TestMatcherVariants(t *testing.T) {
 		{"gqa tile", with(func(o *O) { o.Repeat = "tile"; o.KVHeads = 1 }), 1, MaskNone, false, 1, 4, false, "gqa", ""},
 		{"gqa gather", with(func(o *O) { o.Repeat = "gather"; o.KVHeads = 2 }), 1, MaskNone, false, 1, 4, false, "gqa", ""},
 		{"gqa dynamo 3-d view", with(func(o *O) { o.Repeat = "expand_3d"; o.KVHeads = 2 }), 1, MaskNone, false, 1, 4, false, "gqa", ""},
+		{"mqa expand of one head", with(func(o *O) { o.Repeat = "expand_one"; o.KVHeads = 1; o.Mask = "causal_trilu" }), 1, MaskNone, true, 1, 4, false, "causal/gqa", ""},
+		{"gqa fp16, V cast to float32 after the repeat", with(func(o *O) {
+			o.Repeat = "expand"
+			o.KVHeads = 2
+			o.DType = graph.Float16
+			o.Casts = true
+			o.FloatPV = true
+		}), 1, MaskNone, false, 1, 4, false, "gqa/cast-f32", ""},
 		{"dynamo Kt view", with(func(o *O) { o.KForm = "view3d" }), 1, MaskNone, false, 1, 4, false, "MatMul/scale", ""},
 		// Negative cases.
 		{"opset 11 default axis", with(func(o *O) { o.Opset = 11 }), 0, "", false, 0, 0, false, "", "normalises the flattened dims 1..3"},

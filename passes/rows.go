@@ -29,6 +29,10 @@ type Rows struct {
 	CausalFill float64 // added to keys causal or the window drop
 	Once       bool    // a key both drop gets min(mask term, CausalFill), not the sum
 	Round      bool    // literal scores round to the op's type, as the source's Add did
+	// Guarded (canonical op only, attribute zero_rows): Empty is EmptyZero
+	// because the source guards its rows of all −inf to zeros; lowerings
+	// whose runtime gives NaN there write that guard (fuse_guard.go).
+	Guarded bool
 }
 
 // Literal reports whether the rows follow the source's fills.
@@ -61,7 +65,7 @@ func rowsOfSite(s *Site, mask *graph.Value, maskFill *float64, nq, nk graph.Dim)
 	dt := s.Fills.DType
 	r.Round = (dt == graph.Float16 || dt == graph.BFloat16) && dt == s.DType
 	if r.Empty == EmptyLiteralZero && !r.Finite() {
-		return Rows{} // −inf everywhere, guarded: zeros, the default
+		return Rows{Guarded: mask != nil} // −inf everywhere, guarded: zeros, the default
 	}
 	if !r.Finite() {
 		r.Once, r.Round = false, false // nothing to combine or round
@@ -122,5 +126,6 @@ func rowsOf(n *graph.Node) Rows {
 		CausalFill: float64(n.AttrFloat("causal_fill", neg)),
 		Once:       n.AttrInt("fill_once", 0) == 1,
 		Round:      n.AttrInt("fill_round", 0) == 1,
+		Guarded:    n.AttrInt("zero_rows", 0) == 1,
 	}
 }

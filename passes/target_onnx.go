@@ -75,8 +75,10 @@ func (onnxTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
 	// (1.24, bool masks) for a row that sees no key: the guard states the
 	// source's value, NaN without a source guard, zeros with one.
 	switch {
-	case !o.Rows.Literal():
+	case !o.Rows.Literal() && o.Rows.Guarded:
 		return guardRows(e, o, out, 0), nil
+	case !o.Rows.Literal():
+		return out, nil
 	case !o.Rows.Finite():
 		return guardRows(e, o, out, math.NaN()), nil
 	}

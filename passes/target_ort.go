@@ -88,7 +88,7 @@ func (ortTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
 	// MultiHeadAttention gives NaN for a row whose bias is all −inf, as the
 	// source does without a guard; literal rows with finite fills it computes
 	// itself.
-	if o.Rows.Literal() {
+	if o.Rows.Literal() || !o.Rows.Guarded {
 		return out, nil
 	}
 	return guardRows(e, o, out, 0), nil

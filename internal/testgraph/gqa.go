@@ -2,7 +2,7 @@ package testgraph
 
 // repeatedKV declares k and v with o.KVHeads heads and repeats them to o.H
 // the way o.Repeat says; for "expand_3d" K comes out already transposed and
-// o.KForm becomes "pre".
+// o.KForm becomes "pre"; "expand_one" expands KVHeads 1 to H directly.
 func repeatedKV(b *B, o *Opts) (k, v string) {
 	hkv, rep := int64(o.KVHeads), int64(o.H/o.KVHeads)
 	bb, h, nk := int64(o.B), int64(o.H), int64(o.NK)
@@ -24,6 +24,11 @@ func repeatedKV(b *B, o *Opts) (k, v string) {
 			return b.Node("Gather", []string{x, b.I64(idx...)}, Int("axis", 1))
 		}
 		return b.Node("Reshape", []string{five(x, d), b.I64(bb, h, nk, d)})
+	}
+	if o.Repeat == "expand_one" {
+		// multi-query: the one kv head expanded to all H
+		k = b.Node("Expand", []string{k, b.I64(bb, h, nk, int64(o.D))})
+		return k, b.Node("Expand", []string{v, b.I64(bb, h, nk, int64(o.DV))})
 	}
 	if o.Repeat == "expand_3d" {
 		k3 := b.Node("Reshape", []string{five(k, int64(o.D)), b.I64(bb*h, nk, int64(o.D))})

@@ -26,13 +26,17 @@ type Opts struct {
 	HeadScale string
 	// Repeat gives K and V KVHeads heads and repeats them to H (rank 4):
 	// "expand" (transformers' repeat_kv), "tile", "gather" (head indices),
-	// or "expand_3d" (dynamo: Kᵀ made through a (B·H, N, D) view).
-	Repeat      string
-	KVHeads     int
-	Mask        string // "none", "add", "where", "add_where", "where_inv", "where_finite", "window_view", "head_view[_alibi|_open|_plane]" (rank 3), "causal", or a form of causal.go
-	Casts       bool   // Cast to float32 around the softmax
-	SoftmaxAxis int64  // 0 means -1 (or the opset default when Opset < 13)
-	ScoresOut   bool   // also expose the scores as a graph output (negative case)
+	// "expand_3d" (dynamo: Kᵀ made through a (B·H, N, D) view) or
+	// "expand_one" (multi-query: Expand of the one kv head, KVHeads 1).
+	Repeat  string
+	KVHeads int
+	Mask    string // "none", "add", "where", "add_where", "where_inv", "where_finite", "window_view", "head_view[_alibi|_open|_plane]" (rank 3), "causal", or a form of causal.go
+	Casts   bool   // Cast to float32 around the softmax
+	// FloatPV keeps the probabilities in float32 and casts V to float32
+	// for P·V, after any repeat (fp16 TorchScript SDPA); needs Casts.
+	FloatPV     bool
+	SoftmaxAxis int64 // 0 means -1 (or the opset default when Opset < 13)
+	ScoresOut   bool  // also expose the scores as a graph output (negative case)
 	Dropout     bool
 }
 
@@ -232,8 +236,11 @@ func Attention(o Opts) *B {
 		smAttrs = append(smAttrs, Int("axis", o.SoftmaxAxis))
 	}
 	p := b.Node("Softmax", []string{s}, smAttrs...)
-	if o.Casts {
+	if o.Casts && !o.FloatPV {
 		p = b.Node("Cast", []string{p}, Int("to", int64(dt)))
+	}
+	if o.FloatPV {
+		v = b.Node("Cast", []string{v}, Int("to", int64(graph.Float32)))
 	}
 	if o.Dropout {
 		p = b.Node("Dropout", []string{p})

@@ -438,6 +438,7 @@ def export_case(
     dynamic_shapes=None,
     count_in_export: bool = True,
     onnx_differs: str = "",
+    postprocess=None,
 ) -> dict:
     """Exports ``model`` and writes its fixture directory; returns the entry.
 
@@ -456,6 +457,9 @@ def export_case(
       the expected outputs are then ONNX Runtime's, the fixture being the
       exported graph, and the manifest keeps PyTorch's distance as
       ``pytorch_max_abs_err``.
+    postprocess: optional callable(path) that rewrites the exported file in
+      place before it is checked and run (ONNX Runtime's transformers
+      optimizer, export_ortopt.py); the fixture is what it leaves.
     """
     model = model.eval()
     root = name_root if name_root is not None else model
@@ -516,10 +520,14 @@ def export_case(
                     report=False,
                     verify=False,
                     dynamic_shapes=dynamic_shapes,
+                    # legacy dynamic_axes, which torch converts to dynamic shapes
+                    **({"dynamic_axes": dynamic_axes} if dynamic_axes else {}),
                 )
             prog.save(tmp, external_data=False)
         else:
             raise ValueError(exporter)
+        if postprocess is not None:
+            postprocess(tmp)
         proto = onnx.load(tmp)
         if exporter == "dynamo":
             # the dynamo exporter stores a stack trace and FX names per node as
