@@ -131,16 +131,18 @@ func FindLibrary(flag string) (string, error) {
 
 // customOpsCandidates are the build outputs searched under each ancestor
 // directory, preferred first: kernels/ci.sh builds the CPU library in
-// kernels/build/cpu (and a CUDA-enabled one in kernels/build/cuda).
+// kernels/build/cpu (and CUDA-enabled ones in kernels/build/cuda13 and
+// cuda12).
 var customOpsCandidates = []string{
 	"kernels/build/libattnopt_ort.so",
 	"kernels/build/cpu/libattnopt_ort.so",
-	"kernels/build/cuda/libattnopt_ort.so",
+	"kernels/build/cuda13/libattnopt_ort.so",
+	"kernels/build/cuda12/libattnopt_ort.so",
 }
 
 // CustomOpsLibrary finds the project's custom-op library: flag if set, else
-// $ATTNOPT_CUSTOM_OPS, else kernels/build/libattnopt_ort.so (or the cpu/ and
-// cuda/ build folders kernels/ci.sh uses) walking up from the working
+// $ATTNOPT_CUSTOM_OPS, else kernels/build/libattnopt_ort.so (or the cpu/, cuda13/
+// and cuda12/ build folders kernels/ci.sh uses) walking up from the working
 // directory.
 func CustomOpsLibrary(flag string) (string, error) {
 	const how = "build it with bash kernels/ci.sh or the cmake commands in kernels/README.md"
