@@ -78,7 +78,7 @@ case "$mode" in
     say "rehearse: pieces and hashes"
     check_pieces all || exit 1
     unpack || exit 1
-    py312="${PY312:-$(command -v python3.12)}"
+    py312="${PY312:-$(command -v python3.12 || true)}"
     [[ -x "$py312" ]] || { echo "needs python3.12 (the bundle is cp312)"; exit 1; }
     venv="$bundle/work/venv312"
     [[ -x "$venv/bin/python" ]] || { "$py312" -m venv "$venv" && "$venv/bin/pip" install -q numpy onnx flatbuffers packaging protobuf; }
@@ -90,8 +90,8 @@ f = ctypes.CDLL(sys.argv[1]).attnopt_ort_build_info; f.restype = ctypes.c_char_p
       "$dest/attnopt/libattnopt_ort.so" || exit 1
     say "ORT's Attention-23 on the CPU EP (the device runs it on CUDA)"
     timeout 300 "$venv/bin/python" "$root/kernels/bench/ort_gpu_table.py" epcheck --cpu || exit 1
-    say "attnopt.FlashAttention with the bundled library (this onnxruntime-gpu has the CUDA EP, no GPU here)"
-    timeout 120 "$venv/bin/python" "$root/kernels/bench/ort_cuda_check.py" --lib "$dest/attnopt/libattnopt_ort.so"
+    say "attnopt.FlashAttention with the bundled library: FAILED lines expected here (no CUDA libraries, no GPU), the ops must run on the CPU EP"
+    timeout 120 "$venv/bin/python" "$root/kernels/bench/ort_cuda_check.py" --lib "$dest/attnopt/libattnopt_ort.so" | grep -E "providers|rel err"
     say "rehearsal done"
     exit 0 ;;
   run) ;;

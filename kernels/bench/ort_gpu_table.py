@@ -56,8 +56,19 @@ def attention23(dt, shape, d, masked):
     return m.SerializeToString()
 
 
-def epcheck(cpu):
+def load_ort():
+    """onnxruntime, with the CUDA provider's libraries (cuBLAS, cuDNN, ...)
+    loaded from the nvidia-* wheels, as onnxruntime-gpu documents."""
     import onnxruntime as ort
+    try:
+        ort.preload_dlls()
+    except Exception as e:  # older releases, or no nvidia-* wheels (the rehearsal)
+        print(f"(preload_dlls: {e})", file=sys.stderr)
+    return ort
+
+
+def epcheck(cpu):
+    ort = load_ort()
     print(f"onnxruntime {ort.__version__} from {os.path.dirname(ort.__file__)}; providers {ort.get_available_providers()}")
     providers = ["CPUExecutionProvider"] if cpu else ["CUDAExecutionProvider"]
     rng = np.random.default_rng(1)
@@ -140,7 +151,7 @@ def feeds(sess, seed):
 
 def one(model, lib, ep, out_npy):
     """Child: run one model once per timing round; prints a JSON line."""
-    import onnxruntime as ort
+    ort = load_ort()
     peak = Peak()
     so = ort.SessionOptions()
     so.log_severity_level = 3
