@@ -15,13 +15,14 @@ import (
 type CUDAInfo struct {
 	Kernel string `json:"kernel"`
 	Why    string `json:"why"`
-	// Materialises: that kernel holds the B·H·Nq·Nk scores.
+	// Materialises: that kernel holds the B·H·Nq·Nk scores (ORT's unfused
+	// path; "cpu-fallback" means the node leaves the GPU instead).
 	Materialises bool   `json:"materialises"`
 	Recommended  string `json:"recommended_target,omitempty"`
 }
 
 func newCUDAInfo(p passes.CUDAPath) *CUDAInfo {
-	return &CUDAInfo{Kernel: p.Kernel.String(), Why: p.Why, Materialises: !p.Kernel.MemoryEfficient()}
+	return &CUDAInfo{Kernel: p.Kernel.String(), Why: p.Why, Materialises: p.Kernel == passes.CUDAUnfused}
 }
 
 // cudaAdvice is inspect's per-site advice for a GPU deployment.
@@ -51,12 +52,15 @@ func writeCUDAAdvice(w io.Writer, sites []SiteInfo) {
 // without a memory-efficient kernel ("" otherwise).
 func cudaWarning(s RewriteSite) string {
 	c := s.CUDA
-	if !s.Fused || c == nil || !c.Materialises {
+	if !s.Fused || c == nil {
 		return ""
 	}
 	what := "its unfused kernel, which materialises the scores"
-	if c.Kernel == passes.CUDANoKernel.String() {
+	switch {
+	case c.Kernel == passes.CUDANoKernel.String():
 		what = "no CUDA kernel: the node falls back to the CPU EP"
+	case !c.Materialises:
+		return ""
 	}
 	return fmt.Sprintf("note: %s: on ONNX Runtime's CUDA EP %s runs %s (%s); --target attnopt runs attnopt.FlashAttention's CUDA kernel", s.label(), s.Op, what, c.Why)
 }
