@@ -4,17 +4,21 @@
 # the CUDA 13 nvidia-* wheels; nvcc 13; no network). Reads the bundle that
 # kernels/bench/ort_gpu_bundle.sh made here in .ortgpu/ (ignored by git).
 #
-# Procedure (the device tool sends the tracked tree, ~32 MiB, with each call;
-# 64 MiB at most, so the two ~29 MiB pieces go in two calls; ignored files
-# stay on a warm machine, which stays warm only 30 s: make call 2 at once):
+# Procedure (the device tool sends the tracked tree, ~32 MiB, with each call
+# and 64 MiB at most, so each call carries one piece of <= 29 MiB; ignored
+# files stay on a warm machine, which stays warm only 30 s: make the calls
+# back to back). The 1.31.1 bundle is 59 MiB, three pieces of 19.7 MiB:
 #   here:   bash kernels/ci.sh (or its CUDA 13 step: kernels/build/cuda13)
 #           bash kernels/bench/ort_gpu_bundle.sh
 #           bash kernels/bench/ort_gpu_lease.sh rehearse   # the CPU part, here
 #   call 1: run(command="bash kernels/bench/ort_gpu_lease.sh stage",
 #               carry=[".ortgpu/bundle.part0", ".ortgpu/bundle.sha256"], timeout_s=60)
-#   call 2: run(command="bash kernels/bench/ort_gpu_lease.sh run",
-#               carry=[".ortgpu/bundle.part1"], timeout_s=590)
-#           (every piece beyond part1 needs its own call in between, like call 1)
+#   call 2: run(command="bash kernels/bench/ort_gpu_lease.sh stage",
+#               carry=[".ortgpu/bundle.part1"], timeout_s=60)
+#   call 3: run(command="bash kernels/bench/ort_gpu_lease.sh run",
+#               carry=[".ortgpu/bundle.part2"], timeout_s=590)
+# (a later bundle with more or fewer pieces: one stage call per piece but
+# the last, which goes with `run`; `stage` lists what has arrived.)
 # `run` reassembles the pieces and checks every hash, unpacks onnxruntime-gpu
 # (trimmed to sm_90) and the models, then, each step under `timeout`, all
 # output also in $OUT:
