@@ -33,6 +33,9 @@ type Action struct {
 	// Warning says why the fused op still materialises the scores in the
 	// target's runtime (Plan.BytesAfter then counts them).
 	Warning string
+	// CUDA is the kernel ONNX Runtime's CUDA execution provider runs for
+	// the fused op (the first, when a site lowers to several).
+	CUDA *CUDAPath
 }
 
 // Context is the state the passes share.
@@ -252,6 +255,10 @@ func (c *Context) accept(added []*graph.Node, a *Action) error {
 		}
 		if why := c.Target.Materialises(o); why != "" && !a.Plan.Approximate() {
 			a.Warning, a.Plan.BytesAfter = why, a.Plan.BytesBefore
+		}
+		if a.CUDA == nil {
+			p := c.Target.OnCUDA(o)
+			a.CUDA = &p
 		}
 	}
 	return nil

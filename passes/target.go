@@ -30,6 +30,9 @@ type Target interface {
 	// B·H·Nq·Nk scores for this op in its runtime ("" when it does not):
 	// rewrite then counts the site's memory as the scores and warns.
 	Materialises(o *SDPA) string
+	// OnCUDA is the kernel ONNX Runtime's CUDA execution provider runs for
+	// the lowered op (cuda_path.go).
+	OnCUDA(o *SDPA) CUDAPath
 	// Owns says whether a node is one of the fused ops this target writes.
 	Owns(n *graph.Node) bool
 }

@@ -15,7 +15,10 @@ func (attnoptTarget) Op() string                      { return "attnopt.FlashAtt
 func (attnoptTarget) Import() graph.Opset             { return graph.Opset{Domain: "attnopt", Version: 1} }
 func (attnoptTarget) CheckModel(m *graph.Model) error { return nil }
 func (attnoptTarget) Materialises(o *SDPA) string     { return "" }
-func (attnoptTarget) Owns(n *graph.Node) bool         { return n.Domain == "attnopt" }
+func (attnoptTarget) OnCUDA(o *SDPA) CUDAPath {
+	return CUDAPath{CUDAAttnopt, "attnopt.FlashAttention's CUDA kernel (libattnopt_ort.so)"}
+}
+func (attnoptTarget) Owns(n *graph.Node) bool { return n.Domain == "attnopt" }
 
 func (attnoptTarget) Accept(o *SDPA) error {
 	switch o.DType() {

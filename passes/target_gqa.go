@@ -19,6 +19,7 @@ func (gqaTarget) Op() string                      { return "com.microsoft.GroupQ
 func (gqaTarget) Import() graph.Opset             { return graph.Opset{Domain: "com.microsoft", Version: 1} }
 func (gqaTarget) CheckModel(m *graph.Model) error { return nil }
 func (gqaTarget) Materialises(o *SDPA) string     { return "" }
+func (gqaTarget) OnCUDA(o *SDPA) CUDAPath         { return gqaOnCUDA(cudaCaseOf(o)) }
 func (gqaTarget) Owns(n *graph.Node) bool {
 	return n.Domain == "com.microsoft" && n.OpType == "GroupQueryAttention"
 }

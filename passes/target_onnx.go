@@ -25,6 +25,8 @@ func (onnxTarget) Materialises(o *SDPA) string {
 	return "ONNX Runtime 1.24's CPU kernel for Attention materialises the scores; --target attnopt (attnopt.FlashAttention) does not"
 }
 
+func (onnxTarget) OnCUDA(o *SDPA) CUDAPath { return attentionOnCUDA(cudaCaseOf(o)) }
+
 func (onnxTarget) CheckModel(m *graph.Model) error {
 	if v := m.Opset(""); v < 23 {
 		return &ModelError{Msg: fmt.Sprintf("--target onnx needs opset 23 or later for Attention; this model imports opset %d (use --target attnopt or --target ort)", v)}

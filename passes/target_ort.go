@@ -31,6 +31,8 @@ func (ortTarget) Materialises(o *SDPA) string {
 	return "ONNX Runtime 1.24's CPU MultiHeadAttention materialises the scores when it has an attention_bias (this site is masked); --target attnopt (attnopt.FlashAttention) does not"
 }
 
+func (ortTarget) OnCUDA(o *SDPA) CUDAPath { return mhaOnCUDA(cudaCaseOf(o)) }
+
 func (ortTarget) Accept(o *SDPA) error {
 	if !o.causalAligned() {
 		return &Reject{At: o.Node.Label(), Reason: fmt.Sprintf("causal with q_len %s and kv_len %s: MultiHeadAttention's unidirectional alignment is not verified for unequal lengths (use --target attnopt)", o.QLen(), o.KVLen())}

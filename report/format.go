@@ -84,6 +84,7 @@ func (r *Inspect) writeText(w io.Writer, explain, aligned bool) error {
 		tw.Flush()
 		fmt.Fprintf(w, "total: scores %s, fused %s\n", HumanBytes(r.Totals.ScoreBytes), HumanBytes(r.Totals.FusedBytes))
 		writeLifted(w, r.Sites)
+		writeCUDAAdvice(w, r.Sites)
 	}
 	for _, f := range r.Fused {
 		dom := f.Domain

@@ -72,6 +72,9 @@ type SiteInfo struct {
 	// LiftedFrom is the fused op ("domain.Op") a site was lifted from; its
 	// runtime materialises the scores (passes/lift.go). Empty for patterns.
 	LiftedFrom string `json:"lifted_from,omitempty"`
+	// CUDA is the site on ONNX Runtime's CUDA EP (cuda.go): inspect's
+	// advice, or the kernel a rewrite's op runs there.
+	CUDA *CUDAInfo `json:"cuda,omitempty"`
 }
 
 // Dims gives every dim as text, symbolic ones included ("batch", "2*seq").
@@ -158,6 +161,7 @@ func NewInspect(path string, m *graph.Model, res *passes.Result) *Inspect {
 	sites := append(append([]*passes.Site(nil), res.Sites...), passes.NestedSites(res.Nested)...)
 	for _, s := range sites {
 		si := NewSiteInfo(s)
+		si.CUDA = cudaAdvice(s)
 		r.Sites = append(r.Sites, si)
 		if si.ScoreBytes == nil || si.FusedBytes == nil {
 			known = false

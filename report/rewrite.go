@@ -58,6 +58,9 @@ func NewRewrite(in, out string, c *passes.Context, saved graph.SaveResult) *Rewr
 		if a.Fused {
 			r.Fused++
 			rs.Warning = a.Warning
+			if a.CUDA != nil {
+				rs.CUDA = newCUDAInfo(*a.CUDA)
+			}
 		}
 		r.Sites = append(r.Sites, rs)
 	}
@@ -84,6 +87,9 @@ func WriteRewrite(w io.Writer, r *Rewrite, explain bool) {
 			fmt.Fprintf(w, "%s: fused into %s %s — scores %s → fused %s\n", s.label(), s.Op, s.Node, HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes))
 		default:
 			fmt.Fprintf(w, "%s: left as is: %s\n", s.label(), s.Reason)
+		}
+		if line := cudaWarning(s); line != "" {
+			fmt.Fprintln(w, line)
 		}
 	}
 	if explain {

@@ -26,7 +26,14 @@ if ! "$py" -m venv "$tmp/venv" >/dev/null 2>&1; then
 fi
 vpy="$tmp/venv/bin/python"
 tests() { "$vpy" -m pytest -q -rs -p no:cacheprovider python/tests --ignore=python/tests/test_quickstart.py; }
-echo "== python: pip install ./python ($("$vpy" --version))"
+# The wheel packages the CUDA-enabled library kernels/ci.sh built (CUDA 13,
+# every architecture) rather than compiling the CUDA code a second time; the
+# tests then prove it loads and runs the CPU kernels here, without CUDA.
+cuda_lib="${ATTNOPT_BUILD_DIR:-kernels/build}/cuda13/libattnopt_ort.so"
+if [[ -z "${ATTNOPT_WHEEL_ORT_LIBRARY:-}" && -f "$cuda_lib" ]]; then
+  export ATTNOPT_WHEEL_ORT_LIBRARY="$(realpath "$cuda_lib")" ATTNOPT_EXPECT_CUDA_LIBRARY=1
+fi
+echo "== python: pip install ./python ($("$vpy" --version)${ATTNOPT_WHEEL_ORT_LIBRARY:+, library $ATTNOPT_WHEEL_ORT_LIBRARY})"
 t0=$(stamp)
 "$vpy" -m pip install -q ./python pytest numpy
 echo "installed in $(( $(stamp) - t0 ))s"

@@ -92,3 +92,59 @@ func TestLiftedAttentionInspectCheckRewrite(t *testing.T) {
 		t.Fatalf("check of the rewrite: exit %d:\n%s", code, stdout)
 	}
 }
+
+// The same truth for ONNX Runtime's CUDA EP (passes/cuda_path.go): inspect
+// advises --target ort where ORT's MultiHeadAttention runs a memory-efficient
+// kernel on CUDA and --target attnopt where it would be unfused (head dim 4,
+// the seed case); a --target ort rewrite of such a site says so, one of an
+// unmasked d 8 site does not; the JSON carries the kernel.
+func TestCUDAMemoryTruth(t *testing.T) {
+	seed := testgraph.SDPABoolMask(17, graph.Float16, 1, 4, 16, 4)
+	d8 := testgraph.Attention(testgraph.Opts{B: 1, H: 4, N: 16, D: 8, DType: graph.Float16})
+	cases := []struct {
+		name    string
+		b       *testgraph.B
+		advice  string
+		kernel  string // MultiHeadAttention's on CUDA
+		ortNote bool   // --target ort's rewrite notes the unfused CUDA kernel
+	}{
+		{"seed d4 bool mask", seed, "site 0 on ONNX Runtime's CUDA EP: --target attnopt (ORT's MultiHeadAttention would run unfused there: head dim 4 is not a multiple of 8)", "unfused", true},
+		{"d8 unmasked", d8, "site 0 on ONNX Runtime's CUDA EP: --target ort (its MultiHeadAttention runs the flash kernel", "flash", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := writeModel(t, tc.b)
+			code, stdout, stderr := runCLI("inspect", in)
+			if code != 0 || !strings.Contains(stdout, tc.advice) {
+				t.Fatalf("inspect exit %d, want %q:\n%s%s", code, tc.advice, stdout, stderr)
+			}
+			code, js, _ := runCLI("inspect", in, "--json")
+			var rep struct {
+				Sites []struct {
+					CUDA struct {
+						Kernel       string `json:"kernel"`
+						Materialises bool   `json:"materialises"`
+						Recommended  string `json:"recommended_target"`
+					} `json:"cuda"`
+				} `json:"sites"`
+			}
+			if err := json.Unmarshal([]byte(js), &rep); code != 0 || err != nil || len(rep.Sites) != 1 {
+				t.Fatalf("inspect --json exit %d, %v:\n%s", code, err, js)
+			}
+			if c := rep.Sites[0].CUDA; c.Kernel != tc.kernel || c.Materialises != tc.ortNote || (c.Recommended == "ort") == tc.ortNote {
+				t.Fatalf("cuda %+v, want kernel %s", c, tc.kernel)
+			}
+			for _, target := range []string{"ort", "attnopt"} {
+				out := filepath.Join(t.TempDir(), "out.onnx")
+				code, stdout, stderr := runCLI("rewrite", in, "-o", out, "--target", target)
+				if code != 0 {
+					t.Fatalf("rewrite --target %s exit %d: %s", target, code, stderr)
+				}
+				noted := strings.Contains(stdout, "on ONNX Runtime's CUDA EP com.microsoft.MultiHeadAttention runs its unfused kernel, which materialises the scores (head dim 4 is not a multiple of 8); --target attnopt runs attnopt.FlashAttention's CUDA kernel")
+				if noted != (tc.ortNote && target == "ort") || (target == "attnopt" && strings.Contains(stdout, "CUDA EP")) {
+					t.Fatalf("rewrite --target %s: CUDA note %v:\n%s", target, noted, stdout)
+				}
+			}
+		})
+	}
+}

@@ -196,11 +196,13 @@ func customOpsInPackage(pkg string) string {
 
 // customOpsCandidates are the build outputs searched under each ancestor
 // directory, preferred first: kernels/ci.sh builds the CPU library in
-// kernels/build/cpu (and a CUDA-enabled one in kernels/build/cuda).
+// kernels/build/cpu (and CUDA-enabled ones in kernels/build/cuda13 and
+// cuda12).
 var customOpsCandidates = []string{
 	"kernels/build/libattnopt_ort.so",
 	"kernels/build/cpu/libattnopt_ort.so",
-	"kernels/build/cuda/libattnopt_ort.so",
+	"kernels/build/cuda13/libattnopt_ort.so",
+	"kernels/build/cuda12/libattnopt_ort.so",
 }
 
 // LocateCustomOps finds attnopt's custom-op library: the flag;

@@ -62,6 +62,10 @@ def main():
     except ImportError as e:
         print(f"ORT CUDA EP: not checked, onnxruntime not importable ({e})")
         return 0
+    try:  # the CUDA provider's cuBLAS/cuDNN from the nvidia-* wheels (onnxruntime-gpu's way)
+        ort.preload_dlls()
+    except Exception as e:
+        print(f"(preload_dlls: {e})")
     provs = ort.get_available_providers()
     print(f"onnxruntime {ort.__version__}, providers {provs}")
     if "CUDAExecutionProvider" not in provs:

@@ -5,7 +5,8 @@
 # reused on later runs: a few seconds then, against tens of minutes for
 # Debian's 2 GB nvidia-cuda-toolkit on a busy CI machine. 13.0 is the version
 # on the project's GPU machine (kernels/README.md, GPU results); CUDA 13
-# compiles sm_75 and newer (Volta, sm_70, needs CUDA 12 or older).
+# compiles sm_75 and newer (Volta, sm_70, needs CUDA 12 or older:
+# scripts/install-cuda12.sh).
 # Usage: ROOT=$(bash kernels/scripts/install-cuda.sh [DIR])   (no root needed)
 set -euo pipefail
 dir="${1:-${XDG_CACHE_HOME:-$HOME/.cache}/attnopt/cuda-13.0.88}"

@@ -151,11 +151,6 @@ class OnSessionThreads {
   ~OnSessionThreads() { attnopt_cpu_set_thread_runner(nullptr, nullptr, 0); }
 };
 
-OrtStatusPtr gpu_stream(OrtKernelContext* ctx, void** stream) {
-  *stream = nullptr;
-  return g_api->KernelContext_GetGPUComputeStream(ctx, stream);
-}
-
 OrtStatusPtr compute_flash(const Kernel& kern, OrtKernelContext* ctx) {
   Operands ops;
   RETURN_IF_ORT_ERROR(read_qkv(ctx, "FlashAttention", &ops));
@@ -210,11 +205,7 @@ OrtStatusPtr compute_flash(const Kernel& kern, OrtKernelContext* ctx) {
     }
     p.mask = m.data;
   }
-  if (kern.cuda) {
-    void* stream = nullptr;
-    RETURN_IF_ORT_ERROR(gpu_stream(ctx, &stream));
-    return status_of(attnopt_cuda_flash_attention_fwd(&p, stream), "FlashAttention");
-  }
+  if (kern.cuda) return cuda_flash(kern, ctx, p);
   OnSessionThreads threads(ctx);
   return status_of(attnopt_cpu_flash_attention_fwd(&p), "FlashAttention");
 }
@@ -251,11 +242,7 @@ OrtStatusPtr compute_window(const Kernel& kern, OrtKernelContext* ctx) {
     return error("WindowAttention: spatial_shape " + shape_str(kern.spatial) + " has " + std::to_string(prod) +
                  " tokens but Q has " + std::to_string(p.len));
   p.scale = kern.scale;
-  if (kern.cuda) {
-    void* stream = nullptr;
-    RETURN_IF_ORT_ERROR(gpu_stream(ctx, &stream));
-    return status_of(attnopt_cuda_window_attention_fwd(&p, stream), "WindowAttention");
-  }
+  if (kern.cuda) return cuda_window(kern, ctx, p);
   OnSessionThreads threads(ctx);
   return status_of(attnopt_cpu_window_attention_fwd(&p), "WindowAttention");
 }
@@ -305,6 +292,7 @@ OrtStatusPtr create_kernel(const OpDef& def, const OrtKernelInfo* info, void** o
   auto* k = new Kernel{};
   k->kind = def.kind;
   k->cuda = def.cuda;
+  k->node = node_name(info);
   OrtStatusPtr st = g_api->KernelInfoGetAttribute_float(info, "scale", &k->scale);
   k->has_scale = st == nullptr;
   if (st) g_api->ReleaseStatus(st);

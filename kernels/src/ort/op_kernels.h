@@ -4,8 +4,10 @@
 #define ATTNOPT_ORT_OP_KERNELS_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "attnopt/attnopt.h"
 #include "onnxruntime_c_api.h"
 
 namespace attnopt_ort {
@@ -35,6 +37,7 @@ struct Kernel {
   float mask_fill, causal_fill;
   int64_t fill_once, fill_round;
   std::vector<int64_t> spatial, window, shift;  // WindowAttention
+  std::string node;  // the graph node's name, for error messages
 };
 
 // The OrtApi chosen at registration (the newest one the runtime offers).
@@ -46,6 +49,13 @@ OrtStatusPtr compute(void* kernel, OrtKernelContext* ctx);
 void destroy_kernel(void* kernel);
 // Output shape = Q's shape with the last dim taken from V (type comes from ORT).
 OrtStatusPtr infer_shape(OrtShapeInferContext* ctx);
+
+// CUDA execution provider (cuda_ops.cpp): run the C ABI on parameters that
+// compute() parsed and checked, on ORT's compute stream.
+OrtStatusPtr cuda_flash(const Kernel& k, OrtKernelContext* ctx, const attnopt_flash_params& p);
+OrtStatusPtr cuda_window(const Kernel& k, OrtKernelContext* ctx, const attnopt_window_params& p);
+// The node's name from ORT ("" when the runtime cannot say).
+std::string node_name(const OrtKernelInfo* info);
 
 }  // namespace attnopt_ort
 

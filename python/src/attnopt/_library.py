@@ -1,5 +1,6 @@
 """The ONNX Runtime custom-op library the wheel carries (attnopt.FlashAttention
-and attnopt.WindowAttention on the CPU execution provider)."""
+and attnopt.WindowAttention on the CPU execution provider, and on the CUDA one
+when the wheel was built with CUDA: docs/gpu.md)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,14 @@ def get_library_path() -> str:
     """Absolute path of attnopt's ONNX Runtime custom-op library, for
     ``SessionOptions.register_custom_ops_library`` (as onnxruntime-extensions'
     ``get_library_path``).
+
+    One file serves both execution providers: its CUDA kernels (in a wheel
+    built with CUDA) link the CUDA runtime statically and open the driver
+    only when a node runs on ``CUDAExecutionProvider``, so nothing needs
+    preloading for it and it loads where no CUDA is installed. ONNX
+    Runtime's own CUDA provider needs its libraries (cuBLAS, cuDNN, ...):
+    with onnxruntime-gpu and the nvidia-* wheels, ``onnxruntime.preload_dlls()``
+    loads them.
 
     Raises FileNotFoundError when the package was not installed from a built
     wheel (e.g. imported straight from the source tree).

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Makes the device bundle for kernels/bench/ort_gpu_lease.sh, here (never in
+# CI): onnxruntime-gpu for the lent H200's Python 3.12, trimmed to sm_90, with
+# this checkout's CUDA-enabled libattnopt_ort.so, in pieces of at most 29 MiB
+# under .ortgpu/ (ignored by git; no binary is ever committed).
+#
+# Why trimmed: onnxruntime-gpu 1.31.1's libonnxruntime_providers_cuda.so is
+# 284 MB, 208 MiB of it machine code for sm_75/80/86/89/90/120 (no PTX).
+# fatbin_trim.py zeroes every architecture but sm_90 in place (ELF offsets
+# unchanged) and xz squeezes the zeros out; the pybind module, the Python
+# files and the provider bridge come along; TensorRT's provider and the
+# C-API libonnxruntime.so stay behind (Python does not load them). A device
+# call carries the tracked tree (about 32 MiB) and at most 64 MiB in all, so
+# the pieces travel in two calls (ort_gpu_lease.sh, "Procedure").
+# Usage: bash kernels/bench/ort_gpu_bundle.sh [ORT_VERSION]   (default 1.31.1)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+ver="${1:-1.31.1}"
+dest="$root/.ortgpu"
+work="$dest/work"
+mkdir -p "$work/dl"
+lib="${ATTNOPT_ORT_CUDA_LIB:-$root/kernels/build/cuda13/libattnopt_ort.so}"
+[[ -f "$lib" ]] || { echo "no CUDA-enabled $lib: run bash kernels/ci.sh (or its CUDA 13 step) first" >&2; exit 1; }
+python3 "$root/kernels/bench/fatbin_trim.py" "$lib" | grep -q "sass sm_90" || { echo "$lib has no sm_90 code" >&2; exit 1; }
+
+whl="$(ls "$work"/dl/onnxruntime_gpu-"$ver"-cp312-*.whl 2>/dev/null | head -1 || true)"
+if [[ -z "$whl" ]]; then
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
+    -d "$work/dl" "onnxruntime-gpu==$ver"
+  whl="$(ls "$work"/dl/onnxruntime_gpu-"$ver"-cp312-*.whl | head -1)"
+fi
+echo "wheel: $(basename "$whl") ($(du -m "$whl" | cut -f1) MB)"
+
+stage="$work/stage"
+rm -rf "$stage" && mkdir -p "$stage/site" "$stage/attnopt"
+(cd "$stage/site" && python3 -m zipfile -e "$whl" .)
+capi="$stage/site/onnxruntime/capi"
+rm -f "$capi"/libonnxruntime_providers_tensorrt.so "$capi"/libonnxruntime.so.*
+# Tools `import onnxruntime` never loads (graph optimisers, quantisation).
+rm -rf "$stage/site/onnxruntime/transformers" "$stage/site/onnxruntime/quantization" "$stage/site/onnxruntime/tools"
+python3 "$root/kernels/bench/fatbin_trim.py" "$capi/libonnxruntime_providers_cuda.so" --keep 90 \
+  -o "$capi/libonnxruntime_providers_cuda.so.trim"
+mv "$capi/libonnxruntime_providers_cuda.so.trim" "$capi/libonnxruntime_providers_cuda.so"
+chmod 755 "$capi"/*.so
+# The H200 loads only the sm_90 entries (byte for byte the wheel's); the
+# others' zeros keep the whole in two pieces. CI loads the full library.
+python3 "$root/kernels/bench/fatbin_trim.py" "$lib" --keep 90 -o "$stage/attnopt/libattnopt_ort.so" >"$stage/attnopt/fatbin.txt"
+# ORT's C API header, for gpu_check.sh's build of the ORT library there.
+mkdir -p "$stage/include"
+(cd "$root" && go mod download github.com/yalue/onnxruntime_go@v1.27.0)
+cp "$(go env GOMODCACHE)/github.com/yalue/onnxruntime_go@v1.27.0/onnxruntime_c_api.h" "$stage/include/"
+
+# The table's models (kernels/README.md, "ORT CUDA EP"): the original and
+# its --target ort and --target attnopt rewrites, made here (no Go there).
+(cd "$root" && go build -o "$work/attnopt" ./cmd/attnopt)
+mkdir -p "$stage/models"
+printf '# name\tvariants\tnote (ort_gpu_table.py table)\n' >"$stage/models/models.txt"
+while IFS='|' read -r name src note; do
+  vars=orig
+  cp "$root/$src" "$stage/models/$name.orig.onnx"
+  for t in ort attnopt; do
+    if "$work/attnopt" rewrite "$root/$src" -o "$stage/models/$name.$t.onnx" --target "$t" >"$stage/models/$name.$t.txt" 2>&1; then
+      vars="$vars,$t"
+    else
+      echo "$name: --target $t refused: $(tail -1 "$stage/models/$name.$t.txt")"
+    fi
+  done
+  printf '%s\t%s\t%s\n' "$name" "$vars" "$note" >>"$stage/models/models.txt"
+done <<'MODELS'
+seed_ts|testdata/examples/seed_sdpa_mask_h16d4.onnx|seed SDPA 16 x d 4, bool mask, N 10000, fp16, TorchScript export
+seed_op23|testdata/examples/seed_sdpa_mask_h16d4_dynamo_op23.onnx|seed SDPA, dynamo opset-23 export (ONNX Attention)
+sagan256|testdata/examples/seed_sagan_256.onnx|SAGAN 256x256, N 65536, fp32
+cpa3d|testdata/examples/seed_cpa3d_128.onnx|CPA3D, 2097152 tokens, fp32
+mistral4096|testdata/examples/mistral_window256_s4096.onnx|Mistral-type decoder layer, N 4096, window 256, fp32
+MODELS
+
+echo "onnxruntime-gpu $ver (trimmed to sm_90), $(basename "$lib") built as: $(python3 -c 'import ctypes,sys
+f=ctypes.CDLL(sys.argv[1]).attnopt_ort_build_info; f.restype=ctypes.c_char_p; print(f().decode())' "$lib")" \
+  >"$stage/BUNDLE.txt"
+
+# One xz stream, cut into pieces; the lease script checks each piece's hash
+# and the whole stream's before it unpacks.
+rm -f "$dest"/bundle.part* "$dest"/bundle.sha256
+tar -C "$stage" -cf - BUNDLE.txt attnopt include models site | xz -9e -T2 >"$work/bundle.tar.xz"
+# As few pieces as 29 MiB allows, of equal size: each call carries one.
+size=$(stat -c %s "$work/bundle.tar.xz")
+max=$((29 * 1048576))
+n=$(( (size + max - 1) / max ))
+split -b $(( (size + n - 1) / n )) -d -a 1 "$work/bundle.tar.xz" "$dest/bundle.part"
+(cd "$dest" && sha256sum bundle.part* >bundle.sha256 && echo "$(sha256sum <"$work/bundle.tar.xz" | cut -d' ' -f1)  bundle.tar.xz" >>bundle.sha256)
+rm -rf "$stage"
+ls -l "$dest"/bundle.part* | awk '{printf "%s %.1f MiB\n", $NF, $5 / 1048576}'
+echo "total $(du -m "$work/bundle.tar.xz" | cut -f1) MB; hashes in $dest/bundle.sha256"
