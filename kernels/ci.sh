@@ -47,5 +47,6 @@ cmake -S "$here" -B "$build/cuda" -DCMAKE_BUILD_TYPE=Release -DATTNOPT_CUDA=ON \
 cmake --build "$build/cuda" -j "$jobs"
 # No GPU here: the CUDA-enabled libraries must still serve the CPU path.
 ctest --test-dir "$build/cuda" --output-on-failure -E cuda_emulated  # the emulation ran above
+bash "$here/scripts/check-sm90a.sh" "$build/cuda"  # the Hopper path's SASS: HGMMA, UTMALDG
 echo "CUDA build: $(( $(stamp) - t0 ))s"
 echo "kernels CI passed in $(( $(stamp) - t_start ))s"
