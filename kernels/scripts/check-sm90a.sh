@@ -37,7 +37,8 @@ for src in flash_wgmma wgmma_gemm; do
     status=1
   fi
 done
-if ! "$tool" --list-elf "$build/libattnopt.so" | grep -q 'sm_90a'; then
+elfs="$("$tool" --list-elf "$build/libattnopt.so")"  # not piped into grep -q: SIGPIPE under pipefail
+if ! grep -q 'sm_90a' <<<"$elfs"; then
   echo "check-sm90a: libattnopt.so has no sm_90a cubin" >&2
   status=1
 fi

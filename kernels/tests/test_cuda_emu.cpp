@@ -65,6 +65,7 @@ struct Flash {
   bool causal;
   bool heads_inner = false;  // Q/K/V/O stored (B,N,H,D) and based one element off 16-byte alignment
   int64_t window = 0;        // with causal: a sliding window
+  bool tensor_cores = false;  // aimed at the tensor-core kernel's tiling: not rerun on the SIMT profiles
 };
 
 // Strides of a (B,H,N,D) view of (B,N,H,D) memory.
@@ -308,20 +309,21 @@ int main(int argc, char** argv) {
       {"f32 causal sliding window 64, N 200", ATTNOPT_F32, 1, 1, 1, 200, 200, 64, 64, 0, true, false, 64},
       // Tensor cores: blocks whose window starts tiles in (skipped tiles
       // before it, warps that see none of a tile, interior tiles inside it).
-      {"causal sliding window 100, N 520, d 64", ATTNOPT_BF16, 1, 1, 1, 520, 520, 64, 64, 0, true, false, 100},
-      {"causal sliding window 64, Nq 200 < Nk 600, bool", ATTNOPT_F16, 1, 2, 1, 200, 600, 16, 16, 1, true, false, 64},
-      {"causal sliding window 300, N 400, d 128", ATTNOPT_F16, 1, 1, 1, 400, 400, 128, 128, 0, true, false, 300},
+      {"causal sliding window 100, N 520, d 64", ATTNOPT_BF16, 1, 1, 1, 520, 520, 64, 64, 0, true, false, 100, true},
+      {"causal sliding window 64, Nq 200 < Nk 600, bool", ATTNOPT_F16, 1, 2, 1, 200, 600, 16, 16, 1, true, false, 64, true},
+      {"causal sliding window 300, N 400, d 128", ATTNOPT_F16, 1, 1, 1, 400, 400, 128, 128, 0, true, false, 300, true},
       // Bool masks as bits: 8-byte rows (Nk % 8 == 0), whole-tile keep/drop.
-      {"seed-like d 4, bool mask, Nk 264 (8-byte rows)", ATTNOPT_F16, 1, 2, 2, 150, 264, 4, 4, 1, false},
-      {"d 32, bool block mask, Nk 320", ATTNOPT_BF16, 1, 2, 2, 200, 320, 32, 32, 3, false},
-      {"d 4, bool block mask + causal, N 300", ATTNOPT_F16, 1, 1, 1, 300, 300, 4, 4, 3, true},
-      {"d 64, bool block mask, Nk 330 (byte rows)", ATTNOPT_F16, 1, 1, 1, 140, 330, 64, 64, 3, false},
+      {"seed-like d 4, bool mask, Nk 264 (8-byte rows)", ATTNOPT_F16, 1, 2, 2, 150, 264, 4, 4, 1, false, false, 0, true},
+      {"d 32, bool block mask, Nk 320", ATTNOPT_BF16, 1, 2, 2, 200, 320, 32, 32, 3, false, false, 0, true},
+      {"d 4, bool block mask + causal, N 300", ATTNOPT_F16, 1, 1, 1, 300, 300, 4, 4, 3, true, false, 0, true},
+      {"d 64, bool block mask, Nk 330 (byte rows)", ATTNOPT_F16, 1, 1, 1, 140, 330, 64, 64, 3, false, false, 0, true},
   };
   for (const Path& path : kPaths) {
     use_path(path);
     for (const Flash& c : cases) {
       if (path.cc_major < 8 && c.Dqk == 256 && c.dtype != ATTNOPT_F32) continue;  // same SIMT code as sm_80 forced
       if (path.mma_only && (c.dtype == ATTNOPT_F32 || c.Nk < 130)) continue;  // ring variants: several tiles
+      if ((path.force_simt || path.cc_major < 8) && c.tensor_cores) continue;  // the SIMT kernel did not change
       if (!only.empty() && c.name.find(only) == std::string::npos) continue;
       run_flash(c, path);
     }
