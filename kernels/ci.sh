@@ -53,6 +53,7 @@ cmake -S "$here" -B "$build/cuda13" -DCMAKE_BUILD_TYPE=Release -DATTNOPT_CUDA=ON
 cmake --build "$build/cuda13" -j "$jobs"
 # No GPU here: the CUDA-enabled libraries must still serve the CPU path.
 ctest --test-dir "$build/cuda13" --output-on-failure -E cuda_emulated  # the emulation ran above
+bash "$here/scripts/check-sm90a.sh" "$build/cuda13"  # the Hopper path's SASS: HGMMA, UTMALDG
 echo "CUDA 13 build: $(( $(stamp) - t0 ))s"
 
 echo "== kernels: CUDA 12 toolkit"

@@ -43,11 +43,16 @@ LIB = None
 
 
 def set_path(path):
-    """Kernel choice for the next calls: 'auto' (tensor cores when possible) or 'simt'."""
+    """Kernel choice for the next calls: 'auto' (tensor cores when possible), 'simt', or
+    'hopper' (auto with ATTNOPT_CUDA_HOPPER=1: the sm_90a wgmma kernel where it applies)."""
     if path == "simt":
         os.environ["ATTNOPT_CUDA_PATH"] = "simt"
     else:
         os.environ.pop("ATTNOPT_CUDA_PATH", None)
+    if path == "hopper":
+        os.environ["ATTNOPT_CUDA_HOPPER"] = "1"
+    else:
+        os.environ.pop("ATTNOPT_CUDA_HOPPER", None)
 
 
 PATHS = ("auto", "simt")  # CUDA kernel paths to check (--paths)
@@ -83,7 +88,7 @@ def check_rc(rc, what):
         raise RuntimeError(f"{what}: {LIB.attnopt_status_string(rc).decode()} ({rc})")
 
 
-def attnopt_flash(q, k, v, scale, mask=None, causal=False, out=None):
+def attnopt_flash(q, k, v, scale, mask=None, causal=False, out=None, sliding=0):
     rank3 = q.dim() == 3
     b, nq, dqk = q.shape[0], q.shape[-2], q.shape[-1]
     hq, hkv = (1, 1) if rank3 else (q.shape[1], k.shape[1])
@@ -97,6 +102,7 @@ def attnopt_flash(q, k, v, scale, mask=None, causal=False, out=None):
     p = ac.flash_params(CODE[q.dtype], (b, hq, hkv, nq, nk, dqk, dv), (q.data_ptr(), strides4(q)),
                         (k.data_ptr(), strides4(k)), (v.data_ptr(), strides4(v)), out.data_ptr(), strides4(out),
                         scale, causal, mptr, mtype, mstride)
+    p.window = sliding
     if DEV == "cpu":
         check_rc(LIB.attnopt_cpu_flash_attention_fwd(ctypes.byref(p)), "flash")
     else:
@@ -119,8 +125,9 @@ def attnopt_window(q, k, v, scale, grid, window, shift, out=None):
     return out
 
 
-def reference(q, k, v, scale, mask=None, causal=False, chunk_elems=1 << 27):
-    """float64 softmax(Q K^T scale + mask) V; rows without keys give zeros."""
+def reference(q, k, v, scale, mask=None, causal=False, chunk_elems=1 << 27, sliding=0):
+    """float64 softmax(Q K^T scale + mask) V; rows without keys give zeros; sliding > 0
+    (with causal) keeps only keys j > i + Nk - Nq - sliding."""
     squeeze = q.dim() == 3
     if squeeze:
         q, k, v = q[:, None], k[:, None], v[:, None]
@@ -144,6 +151,8 @@ def reference(q, k, v, scale, mask=None, causal=False, chunk_elems=1 << 27):
             i = torch.arange(i0, i1, device=q.device)[:, None]
             j = torch.arange(nk, device=q.device)[None, :]
             s = s.masked_fill(j > i + (nk - nq), float("-inf"))
+            if sliding > 0:
+                s = s.masked_fill(j <= i + (nk - nq) - sliding, float("-inf"))
         mx = s.amax(-1, keepdim=True)
         mx = torch.where(torch.isfinite(mx), mx, torch.zeros_like(mx))
         p = torch.exp(s - mx)
@@ -194,12 +203,12 @@ class Results:
             print(f"FAIL {name} {dtype} [{path}] rel err {err:.3e} > {tol:g}", flush=True)
 
 
-def flash_case(res, name, q, k, v, scale, mask=None, causal=False, layout=None):
-    ref = reference(q, k, v, scale, mask, causal)
+def flash_case(res, name, q, k, v, scale, mask=None, causal=False, layout=None, sliding=0):
+    ref = reference(q, k, v, scale, mask, causal, sliding=sliding)
     for path in paths_for(q.dtype):
         set_path(path)
         try:
-            out = attnopt_flash(q, k, v, scale, mask, causal)
+            out = attnopt_flash(q, k, v, scale, mask, causal, sliding=sliding)
             sync()
             err = rel_err(out, ref)
         except RuntimeError as e:
@@ -257,6 +266,17 @@ def correctness(res, quick):
         k = torch.randn(1, 1, 4096, 8, device=DEV, generator=gen).to(dt)
         v = torch.randn(1, 1, 4096, 64, device=DEV, generator=gen).to(dt)
         flash_case(res, "flash SAGAN d=8/64 N=4096 scale 1", q, k, v, 1.0)
+        # Sliding windows (Mistral's band, causal): tensor cores skip the tiles outside it.
+        for d, n, nk, w in ((64, 2000, 2000, 256), (128, 1000, 1500, 100), (16, 700, 700, 64), (32, 300, 300, 1)):
+            q = torch.randn(1, 4, n, d, device=DEV, generator=gen).to(dt)
+            k = torch.randn(1, 2, nk, d, device=DEV, generator=gen).to(dt)
+            v = torch.randn(1, 2, nk, d, device=DEV, generator=gen).to(dt)
+            flash_case(res, f"flash sliding window {w} d={d} Nq={n} Nk={nk} GQA", q, k, v, d ** -0.5, causal=True,
+                       sliding=w)
+        q = torch.randn(1, 2, 1000, 4, device=DEV, generator=gen).to(dt)
+        k, v = (torch.randn(1, 2, 1000, 4, device=DEV, generator=gen).to(dt) for _ in range(2))
+        blocks = (torch.arange(1000, device=DEV)[:, None] // 32 + torch.arange(1000, device=DEV)[None, :] // 64) % 3
+        flash_case(res, "flash d=4 bool mask kept/dropped in whole tiles", q, k, v, 0.5, blocks != 0)
 
     # WindowAttention against the reference with the window mask.
     wcases = [((100,), (16,), (5,)), ((12, 20), (5, 6), (2, 3)), ((8, 8, 8), (4, 4, 4), (2, 2, 2)),
@@ -468,7 +488,8 @@ def main():
     ap.add_argument("--skip-bench", action="store_true")
     ap.add_argument("--skip-correctness", action="store_true")
     ap.add_argument("--paths", default="auto,simt",
-                    help="CUDA kernel paths to check, comma separated: auto (tensor cores when possible), simt")
+                    help="CUDA kernel paths to check, comma separated: auto (tensor cores when possible), simt, "
+                         "hopper (auto with ATTNOPT_CUDA_HOPPER=1)")
     ap.add_argument("--dtypes", default="f32,f16,bf16", help="I/O dtypes of the correctness runs")
     ap.add_argument("--tag", default="", help="suffix of the output files (gpu_check<tag>.md/.json)")
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
@@ -476,8 +497,8 @@ def main():
     args = ap.parse_args()
     DEV = args.device
     PATHS = tuple(p for p in args.paths.split(",") if p)
-    if not PATHS or any(p not in ("auto", "simt") for p in PATHS):
-        sys.exit("--paths takes auto and/or simt")
+    if not PATHS or any(p not in ("auto", "simt", "hopper") for p in PATHS):
+        sys.exit("--paths takes auto, simt and/or hopper")
     keep = [d for d in args.dtypes.split(",") if d]
     if not keep or any(d not in DTYPES for d in keep):
         sys.exit("--dtypes takes f32, f16 and/or bf16")

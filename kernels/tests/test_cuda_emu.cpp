@@ -23,14 +23,27 @@ struct Path {
   const char* name;
   int cc_major;
   bool force_simt;
+  int stages;        // ATTNOPT_MMA_STAGES (0: the default)
+  int smem_kib;      // opt-in shared memory per block
+  bool mma_only;     // runs only the f16/bf16 FlashAttention cases (a tensor-core ring variant)
+  bool hopper = false;  // ATTNOPT_CUDA_HOPPER=1: the wgmma kernel where it applies
 };
 
-const Path kPaths[] = {{"mma (sm_80)", 8, false}, {"SIMT (sm_80, forced)", 8, true}, {"SIMT (sm_70)", 7, false}};
+const Path kHopper = {"wgmma (sm_90a)", 9, false, 0, 227, true, true};
+
+// Opt-in shared memory: sm_86 has the smallest of the sm_80+ parts (99 KiB),
+// sm_70 96 KiB, sm_90 227 KiB.
+const Path kPaths[] = {{"mma (sm_80)", 8, false, 0, 99, false},
+                       {"mma 1 stage", 8, false, 1, 99, true},
+                       {"mma 3 stages (sm_90)", 9, false, 3, 227, true},
+                       {"SIMT (sm_80, forced)", 8, true, 0, 99, false},
+                       {"SIMT (sm_70)", 7, false, 0, 96, false}};
 
 void use_path(const Path& p) {
-  // Opt-in shared memory: sm_86 has the smallest of the sm_80+ parts (99 KiB), sm_70 96 KiB.
-  attnopt_emu::set_device(p.cc_major, p.cc_major >= 8 ? 99 * 1024 : 96 * 1024);
+  attnopt_emu::set_device(p.cc_major, p.smem_kib * 1024);
   if (p.force_simt) setenv("ATTNOPT_CUDA_PATH", "simt", 1); else unsetenv("ATTNOPT_CUDA_PATH");
+  if (p.hopper) setenv("ATTNOPT_CUDA_HOPPER", "1", 1); else unsetenv("ATTNOPT_CUDA_HOPPER");
+  if (p.stages) setenv("ATTNOPT_MMA_STAGES", std::to_string(p.stages).c_str(), 1); else unsetenv("ATTNOPT_MMA_STAGES");
 }
 
 // CUDA-side tolerances of the GPU check (P is rounded to f16/bf16 for P.V).
@@ -45,10 +58,14 @@ struct Flash {
   std::string name;
   attnopt_dtype dtype;
   int64_t B, Hq, Hkv, Nq, Nk, Dqk, Dv;
-  int mask;  // 0 none, 1 bool (1,1,Nq,Nk) with dead rows, 2 additive (B,1,1,Nk) in the I/O dtype
+  // 0 none, 1 bool (1,1,Nq,Nk) with dead rows, 2 additive (B,1,1,Nk) in the
+  // I/O dtype, 3 bool (1,1,Nq,Nk) in blocks of 32 rows x 64 keys kept or
+  // dropped whole (tile summaries) with one dead row
+  int mask;
   bool causal;
   bool heads_inner = false;  // Q/K/V/O stored (B,N,H,D) and based one element off 16-byte alignment
-  int64_t window = 0;        // with causal: a sliding window (runs on the SIMT kernel)
+  int64_t window = 0;        // with causal: a sliding window
+  bool tensor_cores = false;  // aimed at the tensor-core kernel's tiling: not rerun on the SIMT profiles
 };
 
 // Strides of a (B,H,N,D) view of (B,N,H,D) memory.
@@ -102,10 +119,11 @@ void run_flash(const Flash& c, const Path& path) {
   std::vector<uint8_t> bools;
   Tensor madd;
   Mask4 maskfn;
-  if (c.mask == 1) {
+  if (c.mask == 1 || c.mask == 3) {
     bools.resize(c.Nq * c.Nk);
     for (int64_t i = 0; i < c.Nq; ++i)
-      for (int64_t j = 0; j < c.Nk; ++j) bools[i * c.Nk + j] = i % 6 != 1 && (i + 2 * j) % 7 != 0;
+      for (int64_t j = 0; j < c.Nk; ++j)
+        bools[i * c.Nk + j] = c.mask == 1 ? i % 6 != 1 && (i + 2 * j) % 7 != 0 : (i / 32 + j / 64) % 3 != 0 && i != 37;
     p.mask_type = ATTNOPT_MASK_BOOL;
     p.mask = bools.data();
     p.mask_stride[2] = c.Nk;
@@ -136,6 +154,8 @@ void run_flash(const Flash& c, const Path& path) {
   }
   const int rc = attnopt_cuda_flash_attention_fwd(&p, nullptr);
   EXPECT_TRUE(rc == ATTNOPT_OK, "%s: status %d", c.name.c_str(), rc);
+  if (path.hopper)  // the wgmma kernel's 3 warpgroups, not a fallback
+    EXPECT_TRUE(attnopt_emu::last_launch_threads() == 384, "%s: the Hopper kernel did not run", c.name.c_str());
   if (c.heads_inner) {  // back to contiguous order for the comparison
     for (int64_t bb = 0; bb < c.B; ++bb)
       for (int64_t hh = 0; hh < c.Hq; ++hh)
@@ -225,7 +245,37 @@ void sweep(const Path& path) {
         }
 }
 
+void hopper_unit_tests();  // test_hopper_emu.cpp
+
+// The Hopper path (test_cuda_emu hopper, ctest cuda_emulated_hopper): unit
+// checks of the emulated pieces, then the wgmma attention kernel. Each case
+// runs 384 emulated threads per block: keep them few and small.
+int hopper() {
+  hopper_unit_tests();
+  const Flash cases[] = {
+      {"wgmma d 64, N 200 (partial tiles)", ATTNOPT_F16, 1, 2, 2, 200, 200, 64, 64, 0, false},
+      {"wgmma d 128, GQA 4/2, Nq 130 < Nk 190", ATTNOPT_BF16, 1, 4, 2, 130, 190, 128, 128, 0, false},
+      {"wgmma causal d 64, N 300 (skipped tiles)", ATTNOPT_BF16, 1, 1, 1, 300, 300, 64, 64, 0, true},
+      {"wgmma causal Nq 150 > Nk 100 (empty rows)", ATTNOPT_F16, 1, 1, 1, 150, 100, 128, 128, 0, true},
+      {"wgmma sliding window 70, N 330, B 2", ATTNOPT_F16, 2, 1, 1, 330, 330, 64, 64, 0, true, false, 70},
+  };
+  use_path(kHopper);
+  for (const Flash& c : cases) run_flash(c, kHopper);
+  // Outside its cover the Hopper switch falls back to the tensor-core kernel.
+  Flash masked{"wgmma switch, bool mask (mma kernel)", ATTNOPT_F16, 1, 1, 1, 70, 70, 64, 64, 1, false};
+  run_flash(masked, kPaths[0]);
+  use_path(kPaths[0]);
+  if (g_failures) {
+    std::fprintf(stderr, "%d check(s) failed\n", g_failures);
+    return 1;
+  }
+  std::printf("all emulated Hopper checks passed\n");
+  return 0;
+}
+
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines survive an emulation abort
+  if (argc > 1 && std::strcmp(argv[1], "hopper") == 0) return hopper();
   if (argc > 1 && std::strcmp(argv[1], "sweep") == 0) {
     for (const Path& path : kPaths) {
       use_path(path);
@@ -234,6 +284,8 @@ int main(int argc, char** argv) {
     std::printf("%s\n", g_failures ? "sweep FAILED" : "sweep passed");
     return g_failures ? 1 : 0;
   }
+  // test_cuda_emu only TEXT: the FlashAttention cases whose name holds TEXT.
+  const std::string only = argc > 2 && std::strcmp(argv[1], "only") == 0 ? argv[2] : "";
   const Flash cases[] = {
       {"d 64, N 70 (partial tiles)", ATTNOPT_F16, 1, 2, 2, 70, 70, 64, 64, 0, false},
       {"GQA 4/2, Dqk 24, Dv 40, bool mask, Nk 130", ATTNOPT_BF16, 1, 4, 2, 65, 130, 24, 40, 1, false},
@@ -255,13 +307,27 @@ int main(int argc, char** argv) {
       {"causal sliding window 20, N 150", ATTNOPT_F16, 1, 2, 1, 150, 150, 32, 32, 0, true, false, 20},
       {"causal sliding window 7, Nq 40 < Nk 90, additive", ATTNOPT_BF16, 2, 2, 2, 40, 90, 16, 16, 2, true, false, 7},
       {"f32 causal sliding window 64, N 200", ATTNOPT_F32, 1, 1, 1, 200, 200, 64, 64, 0, true, false, 64},
+      // Tensor cores: blocks whose window starts tiles in (skipped tiles
+      // before it, warps that see none of a tile, interior tiles inside it).
+      {"causal sliding window 100, N 520, d 64", ATTNOPT_BF16, 1, 1, 1, 520, 520, 64, 64, 0, true, false, 100, true},
+      {"causal sliding window 64, Nq 200 < Nk 600, bool", ATTNOPT_F16, 1, 2, 1, 200, 600, 16, 16, 1, true, false, 64, true},
+      {"causal sliding window 300, N 400, d 128", ATTNOPT_F16, 1, 1, 1, 400, 400, 128, 128, 0, true, false, 300, true},
+      // Bool masks as bits: 8-byte rows (Nk % 8 == 0), whole-tile keep/drop.
+      {"seed-like d 4, bool mask, Nk 264 (8-byte rows)", ATTNOPT_F16, 1, 2, 2, 150, 264, 4, 4, 1, false, false, 0, true},
+      {"d 32, bool block mask, Nk 320", ATTNOPT_BF16, 1, 2, 2, 200, 320, 32, 32, 3, false, false, 0, true},
+      {"d 4, bool block mask + causal, N 300", ATTNOPT_F16, 1, 1, 1, 300, 300, 4, 4, 3, true, false, 0, true},
+      {"d 64, bool block mask, Nk 330 (byte rows)", ATTNOPT_F16, 1, 1, 1, 140, 330, 64, 64, 3, false, false, 0, true},
   };
   for (const Path& path : kPaths) {
     use_path(path);
     for (const Flash& c : cases) {
       if (path.cc_major < 8 && c.Dqk == 256 && c.dtype != ATTNOPT_F32) continue;  // same SIMT code as sm_80 forced
+      if (path.mma_only && (c.dtype == ATTNOPT_F32 || c.Nk < 130)) continue;  // ring variants: several tiles
+      if ((path.force_simt || path.cc_major < 8) && c.tensor_cores) continue;  // the SIMT kernel did not change
+      if (!only.empty() && c.name.find(only) == std::string::npos) continue;
       run_flash(c, path);
     }
+    if (path.mma_only || !only.empty()) continue;
     run_window(ATTNOPT_F16, {10, 12}, {4, 5}, {2, 3}, 32, 32, path);
     run_window(ATTNOPT_BF16, {5, 6, 7}, {2, 4, 3}, {1, 2, 3}, 16, 24, path);
     run_window(ATTNOPT_F32, {30}, {8}, {5}, 8, 8, path);

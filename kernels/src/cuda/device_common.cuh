@@ -42,12 +42,16 @@ struct KernelArgs {
   int64_t ms[4];
   int causal;
   int64_t causal_offset;  // len_k - len_q
-  int64_t sliding;        // > 0: keys j > i + causal_offset - sliding only (SIMT kernel)
+  int64_t sliding;        // > 0 (with causal): keys j > i + causal_offset - sliding only
   WindowGeometry geo;     // WindowAttention only
   int64_t tiles_per_window;
   // 16-byte vector loads are legal (tensor-core path): contiguous feature
   // axis, 8-element aligned strides and base, head dim a multiple of 8.
   int q_vec, k_vec, v_vec;
+  // Bool mask rows can be read 8 bytes at a time: contiguous key axis,
+  // 8-byte aligned base and strides (tensor-core path's mask bits).
+  int mask_vec;
+  int stages;  // tensor-core kernel: K/V tiles in flight (set by its launcher)
 };
 
 template <typename T> __device__ __forceinline__ float to_float(T x);
@@ -101,6 +105,14 @@ __device__ __forceinline__ int64_t causal_key_end(const KernelArgs& a, int64_t q
   if (!a.causal) return nk;
   const int64_t end = q0 + rows + a.causal_offset;  // last query's limit + 1
   return end < 0 ? 0 : (end < nk ? end : nk);
+}
+
+// First key a dense tile whose first query is q0 can see: 0, or with a
+// sliding window the first key of that query's window.
+__device__ __forceinline__ int64_t window_key_begin(const KernelArgs& a, int64_t q0) {
+  if (!a.causal || a.sliding <= 0) return 0;
+  const int64_t begin = q0 + a.causal_offset - a.sliding + 1;
+  return begin < 0 ? 0 : begin;
 }
 
 }  // namespace cuda

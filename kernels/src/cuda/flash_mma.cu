@@ -1,12 +1,17 @@
 // Tensor-core attention kernel for sm_80+ in f16/bf16 (FlashAttention-2
-// scheme): 4 warps, 128 query rows per block (32 per warp) for Dv 17..64 and
-// 64 (16 per warp) otherwise, key tiles of 64.
+// scheme). The block shape per padded Dv is a table (mma_shape): warps and
+// 16-row m-tiles per warp; key tiles of 64.
 // S = Q.K^T and O += P.V use mma.sync m16n8k16 with fp32 accumulation; tiles
 // move global -> shared with cp.async (16-byte chunks) when the layout allows
-// and with scalar loads otherwise, and fragments come from ldmatrix. Head dims
-// are zero-padded to a multiple of 16 inside shared memory only. The softmax
-// is the same online softmax as the CPU core, in base 2, with masks and bounds applied
-// only on the tiles that need them.
+// and with scalar loads otherwise, through a ring of 1..3 K/V stages (the
+// launcher picks the deepest that fits), and fragments come from ldmatrix.
+// Head dims are zero-padded to a multiple of 16 inside shared memory only.
+// The softmax is the same online softmax as the CPU core, in base 2.
+// Causal and sliding-window blocks visit only the key tiles some row can
+// see, and a warp skips the tiles none of its rows can see; a bool mask is
+// packed to one bit per key per tile in shared memory, and a warp whose rows
+// keep (or drop) every key of a tile takes the unmasked (or no) path.
+#include <cstdlib>
 #include <cstring>
 #include <type_traits>
 
@@ -17,15 +22,26 @@ namespace attnopt {
 namespace cuda {
 namespace {
 
-constexpr int kThreads = 128;  // 4 warps
 constexpr int kBK = 64;
-// m-tiles of 16 query rows per warp: with 2, every K and V fragment loaded
-// from shared memory feeds two MMAs, halving shared-memory reads per MMA, at
-// twice the accumulator registers. On an H200 that paid for Dv 32 and 64
-// (1.8-2.2x); Dv 128 would spill, and Dv 16 (the d 4 seed case, masked, so
-// bound by the per-element mask path) spilled and ran 1.8x slower.
-constexpr int m_tiles(int dv_p) { return dv_p == 32 || dv_p == 64 ? 2 : 1; }
-constexpr int block_rows(int dv_p) { return 4 * 16 * m_tiles(dv_p); }
+
+// Block shape per padded Dv. Two m-tiles let every K and V fragment loaded
+// from shared memory feed two MMAs (on an H200 that paid 1.8-2.2x for Dv 32
+// and 64, kernels/README.md); Dv 128 would spill with two, so it takes 8
+// warps of one m-tile instead (each K/V tile then serves 128 rows); Dv 16,
+// the masked d 4 seed case, spilled and ran 1.8x slower with two. min_blocks
+// is __launch_bounds__' second argument: 1 lets ptxas use up to 255
+// registers (without it, it capped Dv 32 at 168 and spilled, sm_90, nvcc
+// 13.0); Dv 16 keeps 4 blocks of 4 warps per SM (at most 128 registers).
+struct MmaShape {
+  int warps, m_tiles, min_blocks;
+};
+constexpr MmaShape mma_shape(int dv_p) {
+  return dv_p == 32 || dv_p == 64 ? MmaShape{4, 2, 1} : dv_p == 128 ? MmaShape{8, 1, 1}
+                                                     : dv_p == 16 ? MmaShape{4, 1, 4}
+                                                                  : MmaShape{4, 1, 1};
+}
+constexpr int block_threads(int dv_p) { return mma_shape(dv_p).warps * 32; }
+constexpr int block_rows(int dv_p) { return mma_shape(dv_p).warps * 16 * mma_shape(dv_p).m_tiles; }
 
 // Device code for sm_80+ only; the emulation (tests/emu) runs it on the CPU.
 #if (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800) || defined(ATTNOPT_CUDA_EMULATION)
@@ -52,12 +68,12 @@ __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
 // Copies ROWS rows (segment rows first.., tokens through seg) of a (token x
 // dim) operand into a [ROWS][ld] tile, columns [0, cols) with zeros past dim
 // and past the segment's nrows, so padded lanes contribute exact zeros.
-template <typename T, int ROWS, bool WINDOW>
+template <typename T, int ROWS, int NT, bool WINDOW>
 __device__ __forceinline__ void load_tile(T* dst, int ld, int cols, const T* src, int64_t row_stride,
                                           int64_t col_stride, int dim, const Segment<WINDOW>& seg, int64_t first,
                                           int64_t nrows, bool vec) {
   const int chunks = cols / 8;
-  for (int i = threadIdx.x; i < ROWS * chunks; i += kThreads) {
+  for (int i = threadIdx.x; i < ROWS * chunks; i += NT) {
     const int r = i / chunks, c = (i % chunks) * 8;
     T* d = dst + r * ld + c;
     const int64_t row = first + r;
@@ -74,21 +90,73 @@ __device__ __forceinline__ void load_tile(T* dst, int ld, int cols, const T* src
     }
   }
 }
+
+// Bit j of bits[r] = bool mask (query q0 + r, key k0 + j) != 0, and 0 past
+// the ends: one 8-byte read per 8 keys where the layout allows (mask_vec),
+// instead of one byte read with 64-bit index arithmetic per score.
+template <int ROWS, int NT>
+__device__ __forceinline__ void load_mask_bits(uint64_t* bits, const KernelArgs& a, int64_t b, int64_t hq,
+                                               int64_t q0, int64_t nq, int64_t k0, int64_t nk) {
+  const uint8_t* base = static_cast<const uint8_t*>(a.mask) + b * a.ms[0] + hq * a.ms[1];
+  for (int i = threadIdx.x; i < ROWS * 8; i += NT) {
+    const int64_t row = q0 + (i >> 3), key = k0 + (i & 7) * 8;
+    unsigned byte = 0;
+    if (row < nq && key < nk) {
+      const uint8_t* m = base + row * a.ms[2] + key * a.ms[3];
+      if (a.mask_vec && key + 8 <= nk) {
+        uint64_t x;
+        memcpy(&x, m, sizeof(x));  // 8-byte aligned (mask_vec)
+        x |= x >> 4;  // bit 0 of each byte = OR of its bits
+        x |= x >> 2;
+        x |= x >> 1;
+        x &= 0x0101010101010101ull;
+        byte = static_cast<unsigned>((x * 0x0102040810204080ull) >> 56);  // byte e's bit to bit e
+      } else {
+        const int n = nk - key < 8 ? static_cast<int>(nk - key) : 8;
+        for (int e = 0; e < n; ++e) byte |= static_cast<unsigned>(m[e * a.ms[3]] != 0) << e;
+      }
+    }
+    reinterpret_cast<uint8_t*>(bits)[i] = static_cast<uint8_t>(byte);  // little-endian: byte i&7 of the row
+  }
+}
+
+// One key tile's K and V as two commit groups (empty past the last tile, so
+// every thread's group count, and so each wait's argument, stays fixed).
+template <typename T, int NT, int DV_P, bool WINDOW>
+__device__ __forceinline__ void issue_tile(T* ks, T* vs, int64_t kt, int64_t kt_end, const KernelArgs& a, const T* K,
+                                           const T* V, const Segment<WINDOW>& seg, int ldq, int dqk_pad) {
+  if (kt < kt_end)
+    load_tile<T, kBK, NT, WINDOW>(ks, ldq, dqk_pad, K, a.ks[2], a.ks[3], a.dqk, seg, kt * kBK, seg.nk, a.k_vec);
+  cp_async_commit();
+  if (kt < kt_end)
+    load_tile<T, kBK, NT, WINDOW>(vs, DV_P + 8, DV_P, V, a.vs[2], a.vs[3], a.dv, seg, kt * kBK, seg.nk, a.v_vec);
+  cp_async_commit();
+}
+
+__device__ __forceinline__ int clamp_key(int64_t x) {
+  return static_cast<int>(x < -1 ? -1 : (x > kBK ? kBK : x));
+}
 #endif  // ATTNOPT_SM80
 
 template <typename T, int DV_P, bool WINDOW>
-__global__ void __launch_bounds__(kThreads) mma_attention_kernel(KernelArgs a) {
+__global__ void __launch_bounds__(block_threads(DV_P), mma_shape(DV_P).min_blocks) mma_attention_kernel(KernelArgs a) {
 #ifdef ATTNOPT_SM80
   constexpr float kLog2e = 1.4426950408889634f;
-  constexpr int MT = m_tiles(DV_P);
+  constexpr int MT = mma_shape(DV_P).m_tiles;
+  constexpr int NT = block_threads(DV_P);
   constexpr int BQ = block_rows(DV_P);
   constexpr int LDV = DV_P + 8;  // +8 halves: ldmatrix rows hit distinct banks
   constexpr int NDV = DV_P / 8;  // n-blocks of the output
   ATTNOPT_DYNAMIC_SMEM(unsigned char, smem_raw);
   const int dqk_pad = (a.dqk + 15) & ~15, ldq = dqk_pad + 8;
-  T* Qs = reinterpret_cast<T*>(smem_raw);  // [BQ][ldq]
-  T* Ks = Qs + BQ * ldq;                   // [kBK][ldq]
-  T* Vs = Ks + kBK * ldq;                  // [kBK][LDV]
+  const int S = a.stages, P = S - 1;  // ring depth; tiles loaded ahead of the one in use
+  const int stage_elems = kBK * ldq + kBK * LDV;
+  T* Qs = reinterpret_cast<T*>(smem_raw);  // [BQ][ldq], then S x {K [kBK][ldq], V [kBK][LDV]}
+  T* ring = Qs + BQ * ldq;
+  uint64_t* mbits = reinterpret_cast<uint64_t*>(ring + S * stage_elems);  // [BQ] bool mask bits
+  // Tile kt lives in stage kt % S; kt counts up from kt_begin one at a time.
+  auto Ks = [&](int64_t kt) { return ring + static_cast<int>(kt % S) * stage_elems; };
+  auto Vs = [&](int64_t kt) { return Ks(kt) + kBK * ldq; };
 
   const Segment<WINDOW> seg(a, BQ);
   if (seg.q0 >= seg.nq) return;  // uniform per block
@@ -97,17 +165,21 @@ __global__ void __launch_bounds__(kThreads) mma_attention_kernel(KernelArgs a) {
   const T* K = static_cast<const T*>(a.k) + b * a.ks[0] + hkv * a.ks[1];
   const T* V = static_cast<const T*>(a.v) + b * a.vs[0] + hkv * a.vs[1];
   const int tid = threadIdx.x, warp = tid >> 5, ln = tid & 31, g = ln >> 2, t4 = ln & 3;
+  const bool bool_mask = !WINDOW && a.mask_type == ATTNOPT_MASK_BOOL;
 
+  // Key tiles [kt_begin, kt_end): those some row of the block can see.
   const int64_t key_end = WINDOW ? seg.nk : causal_key_end(a, seg.q0, BQ, seg.nk);
-  const int64_t ntiles = (key_end + kBK - 1) / kBK;
+  const int64_t key_begin = WINDOW ? 0 : window_key_begin(a, seg.q0);
+  const int64_t kt_begin = key_begin / kBK, kt_end = key_end > key_begin ? (key_end + kBK - 1) / kBK : kt_begin;
 
-  load_tile<T, BQ, WINDOW>(Qs, ldq, dqk_pad, Q, a.qs[2], a.qs[3], a.dqk, seg, seg.q0, seg.nq, a.q_vec);
-  if (ntiles > 0) load_tile<T, kBK, WINDOW>(Ks, ldq, dqk_pad, K, a.ks[2], a.ks[3], a.dqk, seg, 0, seg.nk, a.k_vec);
-  cp_async_commit();
+  load_tile<T, BQ, NT, WINDOW>(Qs, ldq, dqk_pad, Q, a.qs[2], a.qs[3], a.dqk, seg, seg.q0, seg.nq, a.q_vec);
+  if (S == 1) cp_async_commit();  // Q alone; tile kt is loaded inside its iteration
+  for (int p = 0; p < P; ++p)  // Q joins the first K group
+    issue_tile<T, NT, DV_P, WINDOW>(Ks(kt_begin + p), Vs(kt_begin + p), kt_begin + p, kt_end, a, K, V, seg, ldq, dqk_pad);
 
   // The warp owns rows [warp_q0, warp_q0 + 16 MT) of the tile; in m-tile mt
   // this thread holds rows g and g + 8.
-  const int64_t warp_q0 = seg.q0 + warp * 16 * MT;
+  const int64_t warp_q0 = seg.q0 + warp * 16 * MT, warp_q1 = warp_q0 + 16 * MT - 1;
   int64_t qtok[MT][2], mrow[MT][2];  // mrow: the row's mask offset at key 0
   bool qvalid[MT][2];
 #pragma unroll
@@ -131,135 +203,179 @@ __global__ void __launch_bounds__(kThreads) mma_attention_kernel(KernelArgs a) {
   }
   const float scale_log2 = a.scale * kLog2e;
   const int ksteps = dqk_pad / 16;
+  const bool warp_rows = warp_q0 < seg.nq;  // rows past the end are never stored
 
-  for (int64_t kt = 0; kt < ntiles; ++kt) {
+  for (int64_t kt = kt_begin; kt < kt_end; ++kt) {
     const int64_t k0 = kt * kBK;
-    cp_async_wait_all();
-    __syncthreads();  // K tile (and Q) resident; every warp is done reading Vs
-    load_tile<T, kBK, WINDOW>(Vs, LDV, DV_P, V, a.vs[2], a.vs[3], a.dv, seg, k0, seg.nk, a.v_vec);
-    cp_async_commit();
+    if (S == 1) {
+      __syncthreads();  // every warp is done with the previous tile's K, V and mask bits
+      issue_tile<T, NT, DV_P, WINDOW>(Ks(kt), Vs(kt), kt, kt_end, a, K, V, seg, ldq, dqk_pad);
+      cp_async_wait(1);
+    } else {
+      cp_async_wait(2 * P - 1);  // K(kt) landed; V(kt) and the tiles ahead may be in flight
+    }
+    // The mask bits' previous readers finished before the last barrier.
+    if (bool_mask) load_mask_bits<BQ, NT>(mbits, a, b, hq, seg.q0, seg.nq, k0, seg.nk);
+    __syncthreads();  // K(kt) and mask bits visible; every warp is done with tile kt - 1
+    if (S > 1)  // into tile kt - 1's stage
+      issue_tile<T, NT, DV_P, WINDOW>(Ks(kt + P), Vs(kt + P), kt + P, kt_end, a, K, V, seg, ldq, dqk_pad);
 
-    // S = Q.K^T; each K fragment feeds the warp's MT m-tiles.
-    float s[MT][8][4];
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int n = 0; n < 8; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.0f;
-    for (int kk = 0; kk < ksteps; ++kk) {
-      uint32_t af[MT][4];
+    // Does any of the warp's rows see a key of this tile, and do all of them
+    // see all of it (then only the scale is applied: the per-element index,
+    // mask and causal work is what bounded this kernel on an H200)?
+    bool active = warp_rows, mask_free = !bool_mask && (WINDOW || a.mask_type == 0);
+    if (!WINDOW) {
+      if (a.causal && k0 > warp_q1 + a.causal_offset) active = false;
+      if (a.causal && a.sliding > 0 && k0 + kBK - 1 <= warp_q0 + a.causal_offset - a.sliding) active = false;
+    }
+    uint64_t mw[MT][2];
+    if (bool_mask) {
+      bool keep = true, drop = true;
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt)
-        ldmatrix_x4(af[mt], Qs + (warp * 16 * MT + mt * 16 + (ln & 15)) * ldq + kk * 16 + (ln >> 4) * 8);
 #pragma unroll
-      for (int nb2 = 0; nb2 < 4; ++nb2) {
-        uint32_t bf[4];
-        ldmatrix_x4(bf, Ks + (nb2 * 16 + (ln & 7) + ((ln >> 4) << 3)) * ldq + kk * 16 + ((ln >> 3) & 1) * 8);
+        for (int rr = 0; rr < 2; ++rr) {
+          mw[mt][rr] = mbits[warp * 16 * MT + mt * 16 + g + rr * 8];
+          keep &= mw[mt][rr] == ~0ull;
+          drop &= mw[mt][rr] == 0ull;
+        }
+      mask_free = __all_sync(0xffffffffu, keep) != 0;
+      if (__all_sync(0xffffffffu, drop)) active = false;
+    }
+    const bool interior = mask_free && k0 + kBK <= seg.nk &&
+                          (WINDOW || ((!a.causal || k0 + kBK - 1 <= warp_q0 + a.causal_offset) &&
+                                      (!a.causal || a.sliding <= 0 || k0 > warp_q1 + a.causal_offset - a.sliding)));
+
+    uint32_t pa[MT][4][4];
+    if (active) {
+      // S = Q.K^T; each K fragment feeds the warp's MT m-tiles.
+      const T* Kt = Ks(kt);
+      float s[MT][8][4];
 #pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          mma16816<T>(s[mt][2 * nb2], af[mt], bf[0], bf[1]);
-          mma16816<T>(s[mt][2 * nb2 + 1], af[mt], bf[2], bf[3]);
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int n = 0; n < 8; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.0f;
+      for (int kk = 0; kk < ksteps; ++kk) {
+        uint32_t af[MT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+          ldmatrix_x4(af[mt], Qs + (warp * 16 * MT + mt * 16 + (ln & 15)) * ldq + kk * 16 + (ln >> 4) * 8);
+#pragma unroll
+        for (int nb2 = 0; nb2 < 4; ++nb2) {
+          uint32_t bf[4];
+          ldmatrix_x4(bf, Kt + (nb2 * 16 + (ln & 7) + ((ln >> 4) << 3)) * ldq + kk * 16 + ((ln >> 3) & 1) * 8);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            mma16816<T>(s[mt][2 * nb2], af[mt], bf[0], bf[1]);
+            mma16816<T>(s[mt][2 * nb2 + 1], af[mt], bf[2], bf[3]);
+          }
+        }
+      }
+
+      // Scores in base 2. Rows past the end read zero-padded Q on the
+      // interior path and are never stored.
+      float mx[MT][2];
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) mx[mt][0] = mx[mt][1] = -INFINITY;
+      if (interior) {
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int n = 0; n < 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              s[mt][n][e] *= scale_log2;
+              mx[mt][e >> 1] = fmaxf(mx[mt][e >> 1], s[mt][n][e]);
+            }
+      } else {
+        // Per row, the tile-relative keys it may see: (lo, hi], and below nk.
+        const int kn = clamp_key(seg.nk - k0);
+        int lo[MT][2], hi[MT][2];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int rr = 0; rr < 2; ++rr) {
+            const int64_t last = qtok[mt][rr] + a.causal_offset - k0;
+            hi[mt][rr] = !qvalid[mt][rr] ? -1 : (!WINDOW && a.causal) ? clamp_key(last) : kBK;
+            lo[mt][rr] = (!WINDOW && a.causal && a.sliding > 0) ? clamp_key(last - a.sliding) : -1;
+          }
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int n = 0; n < 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const int rr = e >> 1, jj = n * 8 + t4 * 2 + (e & 1);
+              float x = -INFINITY;
+              if (jj > lo[mt][rr] && jj <= hi[mt][rr] && jj < kn) {
+                x = s[mt][n][e] * a.scale;
+                if (bool_mask) {
+                  if (!((mw[mt][rr] >> jj) & 1u)) x = -INFINITY;
+                } else if (!WINDOW && a.mask_type) {
+                  x += mask_value(a.mask_type, a.mask, mrow[mt][rr] + (k0 + jj) * a.ms[3]);
+                }
+                x *= kLog2e;
+              }
+              s[mt][n][e] = x;
+              mx[mt][rr] = fmaxf(mx[mt][rr], x);
+            }
+      }
+
+      // Online softmax update; P goes straight into A fragments, one per 16 keys.
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        float alpha[2], mu[2];
+#pragma unroll
+        for (int rr = 0; rr < 2; ++rr) {
+          float v = mx[mt][rr];
+          v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));  // the quad shares a row
+          v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+          const float m_new = fmaxf(m[mt][rr], v);
+          mu[rr] = m_new == -INFINITY ? 0.0f : m_new;  // empty row so far: p = 0, no NaN
+          alpha[rr] = fast_exp2(m[mt][rr] - mu[rr]);
+          m[mt][rr] = m_new;
+        }
+        float ls[2] = {0.0f, 0.0f};
+#pragma unroll
+        for (int n = 0; n < 8; ++n) {
+          const float p0 = fast_exp2(s[mt][n][0] - mu[0]), p1 = fast_exp2(s[mt][n][1] - mu[0]);
+          const float p2 = fast_exp2(s[mt][n][2] - mu[1]), p3 = fast_exp2(s[mt][n][3] - mu[1]);
+          ls[0] += p0 + p1;
+          ls[1] += p2 + p3;
+          pa[mt][n >> 1][(n & 1) * 2 + 0] = pack2<T>(p0, p1);
+          pa[mt][n >> 1][(n & 1) * 2 + 1] = pack2<T>(p2, p3);
+        }
+        // Per-thread partial sums: alpha is uniform across the quad, so the
+        // quad reduction can wait until the end.
+        l[mt][0] = l[mt][0] * alpha[0] + ls[0];
+        l[mt][1] = l[mt][1] * alpha[1] + ls[1];
+#pragma unroll
+        for (int n = 0; n < NDV; ++n) {
+          o[mt][n][0] *= alpha[0];
+          o[mt][n][1] *= alpha[0];
+          o[mt][n][2] *= alpha[1];
+          o[mt][n][3] *= alpha[1];
         }
       }
     }
 
-    // Scores in base 2. An interior tile (every key present, no mask, wholly
-    // below the causal diagonal for all of the warp's rows) needs only the
-    // scale: the per-element index, mask and causal work is what bounded this
-    // kernel on an H200 (kernels/README.md, GPU results). Rows past the end
-    // read zero-padded Q there and are never stored.
-    float mx[MT][2];
+    cp_async_wait(2 * P);  // V(kt) landed
+    __syncthreads();
+
+    if (active) {
+      // O += P.V; each V fragment feeds the warp's MT m-tiles.
+      const T* Vt = Vs(kt);
 #pragma unroll
-    for (int mt = 0; mt < MT; ++mt) mx[mt][0] = mx[mt][1] = -INFINITY;
-    const bool interior = k0 + kBK <= seg.nk &&
-                          (WINDOW || (a.mask_type == 0 && (!a.causal || k0 + kBK - 1 <= warp_q0 + a.causal_offset)));
-    if (interior) {
+      for (int kk = 0; kk < 4; ++kk) {
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
+        for (int nd2 = 0; nd2 < DV_P / 16; ++nd2) {
+          uint32_t bf[4];
+          ldmatrix_x4_trans(bf, Vt + (kk * 16 + (ln & 7) + ((ln >> 3) & 1) * 8) * LDV + nd2 * 16 + (ln >> 4) * 8);
 #pragma unroll
-        for (int n = 0; n < 8; ++n)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            s[mt][n][e] *= scale_log2;
-            mx[mt][e >> 1] = fmaxf(mx[mt][e >> 1], s[mt][n][e]);
+          for (int mt = 0; mt < MT; ++mt) {
+            mma16816<T>(o[mt][2 * nd2], pa[mt][kk], bf[0], bf[1]);
+            mma16816<T>(o[mt][2 * nd2 + 1], pa[mt][kk], bf[2], bf[3]);
           }
-    } else {
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int n = 0; n < 8; ++n)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int rr = e >> 1;
-            const int64_t kj = k0 + n * 8 + t4 * 2 + (e & 1);
-            float x = -INFINITY;
-            if (qvalid[mt][rr] && kj < seg.nk) {
-              x = s[mt][n][e] * a.scale;
-              if (!WINDOW) {
-                if (a.mask_type) x += mask_value(a.mask_type, a.mask, mrow[mt][rr] + kj * a.ms[3]);
-                if (a.causal && kj > qtok[mt][rr] + a.causal_offset) x = -INFINITY;
-              }
-              x *= kLog2e;
-            }
-            s[mt][n][e] = x;
-            mx[mt][rr] = fmaxf(mx[mt][rr], x);
-          }
-    }
-
-    // Online softmax update; P goes straight into A fragments, one per 16 keys.
-    uint32_t pa[MT][4][4];
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
-      float alpha[2], mu[2];
-#pragma unroll
-      for (int rr = 0; rr < 2; ++rr) {
-        float v = mx[mt][rr];
-        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));  // the quad shares a row
-        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
-        const float m_new = fmaxf(m[mt][rr], v);
-        mu[rr] = m_new == -INFINITY ? 0.0f : m_new;  // empty row so far: p = 0, no NaN
-        alpha[rr] = fast_exp2(m[mt][rr] - mu[rr]);
-        m[mt][rr] = m_new;
-      }
-      float ls[2] = {0.0f, 0.0f};
-#pragma unroll
-      for (int n = 0; n < 8; ++n) {
-        const float p0 = fast_exp2(s[mt][n][0] - mu[0]), p1 = fast_exp2(s[mt][n][1] - mu[0]);
-        const float p2 = fast_exp2(s[mt][n][2] - mu[1]), p3 = fast_exp2(s[mt][n][3] - mu[1]);
-        ls[0] += p0 + p1;
-        ls[1] += p2 + p3;
-        pa[mt][n >> 1][(n & 1) * 2 + 0] = pack2<T>(p0, p1);
-        pa[mt][n >> 1][(n & 1) * 2 + 1] = pack2<T>(p2, p3);
-      }
-      // Per-thread partial sums: alpha is uniform across the quad, so the
-      // quad reduction can wait until the end.
-      l[mt][0] = l[mt][0] * alpha[0] + ls[0];
-      l[mt][1] = l[mt][1] * alpha[1] + ls[1];
-#pragma unroll
-      for (int n = 0; n < NDV; ++n) {
-        o[mt][n][0] *= alpha[0];
-        o[mt][n][1] *= alpha[0];
-        o[mt][n][2] *= alpha[1];
-        o[mt][n][3] *= alpha[1];
-      }
-    }
-
-    cp_async_wait_all();
-    __syncthreads();  // V tile resident; every warp is done reading Ks
-    if (kt + 1 < ntiles)
-      load_tile<T, kBK, WINDOW>(Ks, ldq, dqk_pad, K, a.ks[2], a.ks[3], a.dqk, seg, k0 + kBK, seg.nk, a.k_vec);
-    cp_async_commit();
-
-    // O += P.V; each V fragment feeds the warp's MT m-tiles.
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-#pragma unroll
-      for (int nd2 = 0; nd2 < DV_P / 16; ++nd2) {
-        uint32_t bf[4];
-        ldmatrix_x4_trans(bf, Vs + (kk * 16 + (ln & 7) + ((ln >> 3) & 1) * 8) * LDV + nd2 * 16 + (ln >> 4) * 8);
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          mma16816<T>(o[mt][2 * nd2], pa[mt][kk], bf[0], bf[1]);
-          mma16816<T>(o[mt][2 * nd2 + 1], pa[mt][kk], bf[2], bf[3]);
         }
       }
     }
@@ -290,24 +406,41 @@ __global__ void __launch_bounds__(kThreads) mma_attention_kernel(KernelArgs a) {
 #endif  // ATTNOPT_SM80
 }
 
+// Shared memory of one block with the given ring depth.
+template <typename T, int DV_P>
+size_t mma_smem_bytes(const KernelArgs& a, int stages) {
+  const size_t ldq = ((a.dqk + 15) & ~15) + 8;
+  const size_t stage = static_cast<size_t>(kBK) * ldq + static_cast<size_t>(kBK) * (DV_P + 8);
+  return (block_rows(DV_P) * ldq + stages * stage) * sizeof(T) + block_rows(DV_P) * sizeof(uint64_t);
+}
+
+// Ring depth: ATTNOPT_MMA_STAGES (1..3, for device experiments) or 2, made
+// shallower until the block fits the device's opt-in shared memory.
+int requested_stages() {
+  const char* e = std::getenv("ATTNOPT_MMA_STAGES");
+  const int s = e ? std::atoi(e) : 2;
+  return s < 1 ? 1 : (s > 3 ? 3 : s);
+}
+
 template <typename T, int DV_P>
 cudaError_t launch_dv(bool window, const KernelArgs& a, const LaunchShape& s, cudaStream_t stream) {
   constexpr int BQ = block_rows(DV_P);
-  const int ldq = ((a.dqk + 15) & ~15) + 8;
-  const size_t smem = (static_cast<size_t>(BQ + kBK) * ldq + static_cast<size_t>(kBK) * (DV_P + 8)) * sizeof(T);
   int dev = 0, optin = 0;
   cudaError_t err = cudaGetDevice(&dev);
   if (err == cudaSuccess) err = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
   if (err != cudaSuccess) return err;
-  if (smem > static_cast<size_t>(optin)) return cudaErrorNotSupported;  // caller falls back to SIMT
   KernelArgs args = a;
+  args.stages = requested_stages();
+  while (args.stages > 1 && mma_smem_bytes<T, DV_P>(a, args.stages) > static_cast<size_t>(optin)) --args.stages;
+  const size_t smem = mma_smem_bytes<T, DV_P>(a, args.stages);
+  if (smem > static_cast<size_t>(optin)) return cudaErrorNotSupported;  // caller falls back to SIMT
   args.tiles_per_window = (s.rows + BQ - 1) / BQ;
   const dim3 grid(static_cast<unsigned>(args.tiles_per_window * s.segments), static_cast<unsigned>(s.heads_q),
                   static_cast<unsigned>(s.batch));
   auto kernel = window ? mma_attention_kernel<T, DV_P, true> : mma_attention_kernel<T, DV_P, false>;
   err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (err != cudaSuccess) return err;
-  ATTNOPT_LAUNCH(kernel, grid, kThreads, smem, stream, args);
+  ATTNOPT_LAUNCH(kernel, grid, block_threads(DV_P), smem, stream, args);
   return cudaGetLastError();
 }
 

@@ -31,8 +31,21 @@ cudaError_t launch_mma(attnopt_dtype dtype, bool window, KernelArgs args, const 
 // cannot have such rows.
 cudaError_t launch_empty_rows(attnopt_dtype dtype, const KernelArgs& args, const attnopt_flash_params& p,
                               cudaStream_t stream);
+// Hopper kernel (flash_wgmma.cu, sm_90a): f16/bf16, Dqk = Dv 64 or 128, no
+// mask, TMA-addressable layouts, compute capability 9.0, and only with
+// ATTNOPT_CUDA_HOPPER=1. cudaErrorNotSupported otherwise (the caller then
+// takes launch_mma); also when the library was built without sm_90a.
+cudaError_t launch_wgmma(attnopt_dtype dtype, bool window, const KernelArgs& args, const LaunchShape& shape,
+                         cudaStream_t stream);
 
 }  // namespace cuda
 }  // namespace attnopt
+
+// The Hopper path's micro-GEMM (wgmma_gemm.cu), checked against NumPy by the
+// device lease script first: C (m x n, f32, row-major, device) = A (m x k,
+// row-major) . B, B (n x k) row-major or, with b_mn_major, (k x n).
+// ATTNOPT_ERR_UNSUPPORTED off compute capability 9.0 or without sm_90a.
+extern "C" ATTNOPT_API int attnopt_cuda_wgmma_gemm_check(int dtype, const void* a, const void* b, float* c, int m,
+                                                         int n, int k, int b_mn_major, void* stream);
 
 #endif  // ATTNOPT_CUDA_KERNELS_H_

@@ -1,5 +1,7 @@
 // CUDA entry points of the C ABI: validate, translate the parameters into
-// KernelArgs, and pick the kernel: tensor cores (sm_80+, f16/bf16) when the
+// KernelArgs, and pick the kernel: on sm_90 with ATTNOPT_CUDA_HOPPER=1 the
+// wgmma kernel where it applies (flash_wgmma.cu; off by default until a
+// device has checked it), else tensor cores (sm_80+, f16/bf16) when the
 // shared-memory budget allows, the SIMT kernel otherwise. ATTNOPT_CUDA_PATH=
 // simt forces the SIMT kernel (used by the GPU check to test both paths).
 #include <cstdint>
@@ -16,6 +18,13 @@ namespace {
 bool vec_ok(const void* p, const int64_t s[4], int64_t dim) {
   return s[3] == 1 && dim % 8 == 0 && s[0] % 8 == 0 && s[1] % 8 == 0 && s[2] % 8 == 0 &&
          reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
+
+// A bool mask whose rows can be read 8 keys (bytes) at a time.
+bool mask_vec_ok(const attnopt_flash_params* p) {
+  const int64_t* s = p->mask_stride;
+  return p->mask_type == ATTNOPT_MASK_BOOL && s[3] == 1 && s[0] % 8 == 0 && s[1] % 8 == 0 && s[2] % 8 == 0 &&
+         reinterpret_cast<uintptr_t>(p->mask) % 8 == 0;
 }
 
 void copy4(int64_t dst[4], const int64_t src[4]) { std::memcpy(dst, src, 4 * sizeof(int64_t)); }
@@ -35,9 +44,12 @@ int dispatch(attnopt_dtype dtype, bool window, KernelArgs& a, const LaunchShape&
       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
     return ATTNOPT_ERR_CUDA;
   const cudaStream_t st = static_cast<cudaStream_t>(stream);
-  // A sliding window runs on the SIMT kernel only: the tensor-core kernel's
-  // tiles were checked on a GPU without one, this predicate was not.
-  if (dtype != ATTNOPT_F32 && major >= 8 && !force_simt() && a.sliding == 0) {
+  if (dtype != ATTNOPT_F32 && major >= 9 && !force_simt()) {
+    const cudaError_t err = launch_wgmma(dtype, window, a, s, st);
+    if (err == cudaSuccess) return ATTNOPT_OK;
+    if (err != cudaErrorNotSupported) return ATTNOPT_ERR_CUDA;
+  }
+  if (dtype != ATTNOPT_F32 && major >= 8 && !force_simt()) {
     const cudaError_t err = launch_mma(dtype, window, a, s, st);
     if (err == cudaSuccess) return ATTNOPT_OK;
     if (err != cudaErrorNotSupported) return ATTNOPT_ERR_CUDA;
@@ -81,6 +93,7 @@ int attnopt_cuda_flash_attention_fwd(const attnopt_flash_params* p, void* stream
   a.q_vec = vec_ok(a.q, a.qs, a.dqk);
   a.k_vec = vec_ok(a.k, a.ks, a.dqk);
   a.v_vec = vec_ok(a.v, a.vs, a.dv);
+  a.mask_vec = mask_vec_ok(p);
   const LaunchShape shape{p->batch, p->heads_q, 1, p->len_q};
   const int rc = dispatch(p->dtype, false, a, shape, stream);
   if (rc != ATTNOPT_OK) return rc;

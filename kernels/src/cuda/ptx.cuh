@@ -30,6 +30,17 @@ __device__ __forceinline__ float fast_exp2(float x) {
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::); }
+// cp.async.wait_group N takes an immediate: N up to 5 (a 3-stage K/V ring).
+__device__ __forceinline__ void cp_async_wait(int pending) {
+  switch (pending) {
+    case 0: asm volatile("cp.async.wait_group 0;\n" ::); break;
+    case 1: asm volatile("cp.async.wait_group 1;\n" ::); break;
+    case 2: asm volatile("cp.async.wait_group 2;\n" ::); break;
+    case 3: asm volatile("cp.async.wait_group 3;\n" ::); break;
+    case 4: asm volatile("cp.async.wait_group 4;\n" ::); break;
+    default: asm volatile("cp.async.wait_group 5;\n" ::); break;
+  }
+}
 
 // Four 8x8 b16 matrices; lanes 8m..8m+7 give the row addresses of matrix m,
 // and lane l receives row l/4, columns 2(l%4), 2(l%4)+1 of each.

@@ -4,12 +4,14 @@
 // memory is refilled with NaN bytes before every block, so a kernel that
 // reads shared memory it did not write gets NaN outputs, and it is allocated
 // at exactly the launch's size, so AddressSanitizer catches overruns.
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <vector>
 
@@ -32,8 +34,9 @@ class Barrier {
       count_ = 0;
       ++gen_;
       cv_.notify_all();
-    } else {
-      cv_.wait(lock, [&] { return gen != gen_; });
+    } else if (!cv_.wait_for(lock, std::chrono::seconds(60), [&] { return gen != gen_; })) {
+      std::fprintf(stderr, "emulation: barrier of %u threads waited 60 s (deadlock)\n", n_);
+      std::abort();
     }
   }
 
@@ -48,17 +51,46 @@ struct Stage {
   const void* addr[32];
   uint32_t words[32][6];
   float f[32];
+  int flag[32];
+};
+
+// One thread's cp.async copies not yet waited for, with their commit group.
+struct PendingCopy {
+  void* dst;
+  const void* src;
+  unsigned bytes;
+  long group;
+};
+thread_local std::vector<PendingCopy> t_copies;
+thread_local long t_committed = 0;  // commit groups closed so far in this block
+
+}  // namespace
+
+// Per-block and per-thread state of the Hopper pieces (emu_sm90.cpp).
+void sm90_block_begin(unsigned threads);
+void sm90_thread_begin();
+
+namespace {
+
+struct AlignedDelete {
+  void operator()(unsigned char* p) const { ::operator delete[](p, std::align_val_t(1024)); }
 };
 
 struct Grid {
-  explicit Grid(unsigned threads, size_t smem_bytes) : block(threads), smem(smem_bytes ? smem_bytes : 16) {
+  explicit Grid(unsigned threads, size_t smem_bytes)
+      : block(threads),
+        smem_size(smem_bytes ? smem_bytes : 16),
+        smem(static_cast<unsigned char*>(::operator new[](smem_size, std::align_val_t(1024)))) {
     for (unsigned w = 0; w < (threads + 31) / 32; ++w) warps.emplace_back(new Barrier(32));
+    for (unsigned w = 0; w < threads / 128; ++w) warpgroups.emplace_back(new Barrier(128));
     stages.resize(warps.size());
   }
   Barrier block;
   std::vector<std::unique_ptr<Barrier>> warps;
+  std::vector<std::unique_ptr<Barrier>> warpgroups;  // 4 consecutive warps each
   std::vector<Stage> stages;
-  std::vector<unsigned char> smem;
+  size_t smem_size;
+  std::unique_ptr<unsigned char[], AlignedDelete> smem;
 };
 
 Grid* g_grid = nullptr;
@@ -83,7 +115,17 @@ void set_device(int cc_major, int smem_optin) {
   g_smem_optin = smem_optin;
 }
 
-void* dynamic_smem() { return g_grid->smem.data(); }
+void* dynamic_smem() { return g_grid->smem.get(); }
+unsigned char* smem_base() { return g_grid->smem.get(); }
+size_t smem_size() { return g_grid->smem_size; }
+unsigned block_threads() { return static_cast<unsigned>(g_grid->warps.size() * 32); }
+void warpgroup_wait() {
+  if (threadIdx.x / 128 >= g_grid->warpgroups.size()) {
+    std::fprintf(stderr, "emulation: warpgroup collective in a block of %u threads\n", block_threads());
+    std::abort();
+  }
+  g_grid->warpgroups[threadIdx.x / 128]->wait();
+}
 
 cudaError_t set_max_dynamic_smem(int bytes) {
   if (bytes > g_smem_optin) return cudaErrorInvalidValue;  // as the driver would refuse it
@@ -91,7 +133,13 @@ cudaError_t set_max_dynamic_smem(int bytes) {
   return cudaSuccess;
 }
 
+namespace {
+unsigned g_last_threads = 0;
+}
+unsigned last_launch_threads() { return g_last_threads; }
+
 void run_grid(dim3 grid, unsigned threads, size_t smem, const std::function<void()>& body) {
+  g_last_threads = threads;
   // A launch may use 48 KiB of dynamic shared memory, more only after an opt-in.
   const size_t limit = g_max_dynamic > 48 * 1024 ? static_cast<size_t>(g_max_dynamic) : 48 * 1024;
   g_max_dynamic = 0;
@@ -109,7 +157,13 @@ void run_grid(dim3 grid, unsigned threads, size_t smem, const std::function<void
         for (unsigned y = 0; y < grid.y; ++y)
           for (unsigned x = 0; x < grid.x; ++x) {
             blockIdx = {x, y, z};
-            if (t == 0) std::memset(g.smem.data(), 0xff, g.smem.size());  // NaN in f32, f16, bf16
+            t_copies.clear();  // a block may exit with copies in flight; they die with it
+            t_committed = 0;
+            sm90_thread_begin();
+            if (t == 0) {
+              std::memset(g.smem.get(), 0xff, g.smem_size);  // NaN in f32, f16, bf16
+              sm90_block_begin(threads);
+            }
             g.block.wait();
             body();
             g.block.wait();  // the whole block is done before the next one starts
@@ -174,6 +228,27 @@ void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, b
   warp_wait();
 }
 
+void cp_async(void* smem, const void* gmem, unsigned bytes) {
+  std::memset(smem, 0xff, bytes);  // NaN until the wait that covers this copy
+  t_copies.push_back({smem, gmem, bytes, t_committed});
+}
+
+void cp_async_commit() { ++t_committed; }
+
+// cp.async.wait_group N: every commit group but the newest N is complete;
+// copies issued after the last commit belong to no group yet and stay pending
+// (wait_group 0 and wait_all differ only there; the kernels commit first).
+void cp_async_wait(int pending) {
+  const long done = t_committed - pending;
+  size_t keep = 0;
+  for (size_t i = 0; i < t_copies.size(); ++i) {
+    const PendingCopy& c = t_copies[i];
+    if (c.group < done) std::memcpy(c.dst, c.src, c.bytes);
+    else t_copies[keep++] = c;
+  }
+  t_copies.resize(keep);
+}
+
 }  // namespace attnopt_emu
 
 void __syncthreads() { attnopt_emu::g_grid->block.wait(); }
@@ -188,13 +263,42 @@ float __shfl_xor_sync(unsigned, float v, int lane_mask) {
   return r;
 }
 
+namespace {
+// Gathers one int per lane and returns the 32 of them to every lane.
+template <typename F>
+auto warp_vote(int v, F reduce) {
+  attnopt_emu::Stage& s = attnopt_emu::stage();
+  s.flag[attnopt_emu::lane()] = v;
+  attnopt_emu::warp_wait();
+  const auto r = reduce(s.flag);
+  attnopt_emu::warp_wait();
+  return r;
+}
+}  // namespace
+
+int __all_sync(unsigned, int p) {
+  return warp_vote(p, [](const int* f) { int r = 1; for (int l = 0; l < 32; ++l) r &= f[l] != 0; return r; });
+}
+int __any_sync(unsigned, int p) {
+  return warp_vote(p, [](const int* f) { int r = 0; for (int l = 0; l < 32; ++l) r |= f[l] != 0; return r; });
+}
+unsigned __ballot_sync(unsigned, int p) {
+  return warp_vote(p, [](const int* f) {
+    unsigned r = 0;
+    for (int l = 0; l < 32; ++l) r |= static_cast<unsigned>(f[l] != 0) << l;
+    return r;
+  });
+}
+
 cudaError_t cudaGetDevice(int* dev) {
   *dev = 0;
   return cudaSuccess;
 }
 
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int) {
-  *value = attr == cudaDevAttrComputeCapabilityMajor ? attnopt_emu::g_cc_major : attnopt_emu::g_smem_optin;
+  *value = attr == cudaDevAttrComputeCapabilityMajor   ? attnopt_emu::g_cc_major
+           : attr == cudaDevAttrComputeCapabilityMinor ? 0
+                                                       : attnopt_emu::g_smem_optin;
   return cudaSuccess;
 }
 

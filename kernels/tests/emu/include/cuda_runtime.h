@@ -16,6 +16,7 @@
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __align__(n) alignas(n)
+#define __grid_constant__
 
 struct uint3 {
   unsigned x, y, z;
@@ -34,7 +35,11 @@ constexpr cudaError_t cudaSuccess = 0;
 constexpr cudaError_t cudaErrorInvalidValue = 1;
 constexpr cudaError_t cudaErrorNotSupported = 801;
 typedef void* cudaStream_t;
-enum cudaDeviceAttr { cudaDevAttrComputeCapabilityMajor = 75, cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
+enum cudaDeviceAttr {
+  cudaDevAttrComputeCapabilityMajor = 75,
+  cudaDevAttrComputeCapabilityMinor = 76,
+  cudaDevAttrMaxSharedMemoryPerBlockOptin = 97
+};
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 
 extern thread_local uint3 threadIdx;
@@ -43,6 +48,9 @@ extern thread_local uint3 blockIdx;
 void __syncthreads();
 void __syncwarp(unsigned mask = 0xffffffffu);
 float __shfl_xor_sync(unsigned mask, float v, int lane_mask);
+int __all_sync(unsigned mask, int predicate);
+int __any_sync(unsigned mask, int predicate);
+unsigned __ballot_sync(unsigned mask, int predicate);
 
 cudaError_t cudaGetDevice(int* dev);
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int dev);
@@ -63,6 +71,7 @@ namespace attnopt_emu {
 void set_device(int cc_major, int smem_optin);
 void* dynamic_smem();
 void run_grid(dim3 grid, unsigned threads, size_t smem, const std::function<void()>& body);
+unsigned last_launch_threads();  // block size of the latest launch (which kernel ran)
 
 template <typename Args>
 void launch(void (*kernel)(Args), dim3 grid, unsigned threads, size_t smem, cudaStream_t, Args args) {

@@ -1,7 +1,10 @@
 // CPU emulation of the sm_80 PTX used by the tensor-core kernel, written from
 // the PTX ISA's definitions: warp-collective ldmatrix (x4, optional .trans)
 // and mma.sync.m16n8k16 (row.col, f16/bf16 inputs, f32 accumulators);
-// cp.async is an immediate copy.
+// cp.async copies land only at the cp.async.wait_group that covers their
+// commit group, and their destination holds NaN bytes from the issue until
+// then, so a missing or too-weak wait, or a copy into a buffer other warps
+// are still reading, shows up as NaN outputs.
 #ifndef ATTNOPT_EMU_PTX_H_
 #define ATTNOPT_EMU_PTX_H_
 
@@ -18,6 +21,9 @@
 namespace attnopt_emu {
 void ldmatrix_x4(uint32_t (&r)[4], const void* row_address, bool trans);
 void mma16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, bool bf16);
+void cp_async(void* smem, const void* gmem, unsigned bytes);
+void cp_async_commit();
+void cp_async_wait(int pending);
 }  // namespace attnopt_emu
 
 namespace attnopt {
@@ -29,11 +35,13 @@ inline void cp_async16(void* smem, const void* gmem) {
     std::fprintf(stderr, "emulation: misaligned cp.async %p <- %p\n", smem, gmem);
     std::abort();
   }
-  std::memcpy(smem, gmem, 16);
+  attnopt_emu::cp_async(smem, gmem, 16);
 }
 inline float fast_exp2(float x) { return std::exp2(x); }
-inline void cp_async_commit() {}
-inline void cp_async_wait_all() {}
+inline void cp_async_commit() { attnopt_emu::cp_async_commit(); }
+inline void cp_async_wait_all() { attnopt_emu::cp_async_wait(0); }
+// cp.async.wait_group takes an immediate: the kernels pass small constants.
+inline void cp_async_wait(int pending) { attnopt_emu::cp_async_wait(pending); }
 inline void ldmatrix_x4(uint32_t (&r)[4], const void* smem) { attnopt_emu::ldmatrix_x4(r, smem, false); }
 inline void ldmatrix_x4_trans(uint32_t (&r)[4], const void* smem) { attnopt_emu::ldmatrix_x4(r, smem, true); }
 template <typename T>
