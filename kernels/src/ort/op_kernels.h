@@ -3,10 +3,10 @@
 #ifndef ATTNOPT_ORT_OP_KERNELS_H_
 #define ATTNOPT_ORT_OP_KERNELS_H_
 
-#include <cstdint>
-#include <vector>
+#include <string>
 
 #include "onnxruntime_c_api.h"
+#include "ort/op_attrs.h"
 
 namespace attnopt_ort {
 
@@ -23,14 +23,14 @@ struct OpDef {
   const char* provider;
 };
 
+// A node's kernel: its attributes, parsed and range-checked once when the
+// session is created (op_attrs.h), and its name for every error message.
 struct Kernel {
   OpKind kind;
   bool cuda;
-  bool has_scale;  // FlashAttention: scale absent means 1/sqrt(Dqk)
-  float scale;
-  int64_t causal;
-  int64_t sliding_window;  // FlashAttention: 0 = none
-  std::vector<int64_t> spatial, window, shift;  // WindowAttention
+  std::string node;
+  FlashAttrs flash;
+  WindowAttrs window;
 };
 
 // The OrtApi chosen at registration (the newest one the runtime offers).
