@@ -73,9 +73,6 @@ func checkFlash(n *graph.Node) error {
 	if err := checkKernelAttrs(n); err != nil {
 		return err
 	}
-	if w := n.AttrInt("sliding_window", 0); w < 0 || (w > 0 && n.AttrInt("causal", 0) != 1) {
-		return fmt.Errorf("sliding_window %d needs causal=1 and a positive size", w)
-	}
 	q, k, _, err := qkv(n, 3, 4)
 	if err != nil || q == nil {
 		return err
@@ -98,12 +95,26 @@ func checkFlash(n *graph.Node) error {
 	return checkMaskBroadcast(n.Input(3), full)
 }
 
+var kernelAttrKinds = map[string]graph.AttrKind{
+	"scale": graph.AttrFloat, "causal": graph.AttrInt, "sliding_window": graph.AttrInt,
+	"spatial_shape": graph.AttrInts, "window": graph.AttrInts, "shift": graph.AttrInts,
+}
+
 // checkKernelAttrs: the attributes as the custom-op library reads them
-// (kernels/src/ort/op_attrs.cpp), which refuses the model otherwise: a
-// FLOAT scale, finite and > 0 (FlashAttention may omit it), causal 0 or 1,
-// and WindowAttention's geometry: 1 to 3 axes, extents and windows >= 1,
-// shift as long, and a token count that fits in an int64.
+// (kernels/src/ort/op_attrs.cpp), which refuses the model otherwise: each of
+// its type, a FLOAT scale finite and > 0 (FlashAttention may omit it),
+// causal 0 or 1, sliding_window >= 0 (> 0 with causal), and
+// WindowAttention's geometry: 1 to 3 axes, extents and windows >= 1, shift
+// as long, and a token count that fits in an int64. A model holding such
+// an op is refused on load too (lift_check.go), before the Go runtime
+// would compute with it.
 func checkKernelAttrs(n *graph.Node) error {
+	if err := attrKinds(n, kernelAttrKinds); err != nil {
+		return err
+	}
+	if w := n.AttrInt("sliding_window", 0); w < 0 || (w > 0 && n.AttrInt("causal", 0) != 1) {
+		return fmt.Errorf("sliding_window %d needs causal=1 and a positive size", w)
+	}
 	sc := n.Attr("scale")
 	switch {
 	case sc == nil && n.OpType == "FlashAttention":

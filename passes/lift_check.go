@@ -8,7 +8,8 @@ import (
 )
 
 // What ONNX Runtime refuses in the ops attnopt lifts (lift.go,
-// lift_msattention.go) and in the searches that hold decoders with them:
+// lift_msattention.go), in the searches that hold decoders with them, and
+// (with attnopt's custom-op library) in attnopt's own fused ops:
 // head counts against shapes, past shapes against K/V, weight rows against
 // the input width, scale > 0, a search's subgraph arity. A model that breaks
 // one does not run in ONNX Runtime; attnopt refuses it (exit 2, the node
@@ -29,6 +30,9 @@ var runtimeChecks = []runtimeCheck{
 	{"com.microsoft", "BeamSearch", checkSearchArity},
 	{"com.microsoft", "GreedySearch", checkSearchArity},
 	{"com.microsoft", "Sampling", checkSearchArity},
+	// attnopt's own ops, as the custom-op library reads them (fused_check.go).
+	{"attnopt", "FlashAttention", checkKernelAttrs},
+	{"attnopt", "WindowAttention", checkKernelAttrs},
 }
 
 // checkRuntimeOp is n's runtime check, nil when it passes or has none.

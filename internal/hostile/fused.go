@@ -7,8 +7,9 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// FusedCases are fused attention ops that ONNX Runtime refuses (issue 24): attnopt lifted
-// them into ops that ran, or wrote them back, with exit 0. Every command
+// FusedCases are fused attention ops that ONNX Runtime refuses (issue 24),
+// or attnopt's custom-op library does: attnopt lifted them into ops that ran,
+// wrote them back, or computed with them, with exit 0. Every command
 // must refuse them as it refuses a malformed file, naming the node
 // (passes/lift_check.go).
 func FusedCases() []Case {
@@ -48,6 +49,14 @@ func FusedCases() []Case {
 				return nodeNamed(b, "msatt", "Attention", "com.microsoft", []string{x, b.Weight(graph.Float32, 10, 36), b.Weight(graph.Float32, 36)},
 					1, testgraph.Int("num_heads", 3))
 			}),
+		attnoptOp("WindowAttention whose spatial_shape wraps to the token count", "WindowAttention",
+			`node "hostile" (attnopt.WindowAttention): spatial_shape [3689348814741910324 5]`,
+			testgraph.Float("scale", 0.5), testgraph.Ints("spatial_shape", 3689348814741910324, 5),
+			testgraph.Ints("window", 1, 1), testgraph.Ints("shift", 1000, 0)),
+		attnoptOp("FlashAttention whose causal is a FLOAT", "FlashAttention", `attribute "causal" is FLOAT, not INT`,
+			testgraph.Float("scale", 0.5), testgraph.Float("causal", 1)),
+		attnoptOp("FlashAttention whose scale is -1", "FlashAttention", `scale -1: the fused ops take a finite scale > 0`,
+			testgraph.Float("scale", -1)),
 		{Name: "BeamSearch whose decoder has no outputs", Want: `node "beam" (com.microsoft.BeamSearch): decoder has 0 output(s)`,
 			Build: func(dir string) (string, error) {
 				b := testgraph.New(17)
@@ -61,6 +70,17 @@ func FusedCases() []Case {
 				return writeBytes(dir, b.Bytes())
 			}},
 	}
+}
+
+// attnoptOp is node "hostile", an attnopt op over Q, K, V (1, 1, 4, 4).
+func attnoptOp(name, op, want string, attrs ...*onnxpb.AttributeProto) Case {
+	return Case{Name: name, Want: want, Build: func(dir string) (string, error) {
+		b := testgraph.New(17)
+		b.Import("attnopt", 1)
+		q, k, v := b.Input("q", graph.Float32, 1, 1, 4, 4), b.Input("k", graph.Float32, 1, 1, 4, 4), b.Input("v", graph.Float32, 1, 1, 4, 4)
+		b.Output(nodeNamed(b, "hostile", op, "attnopt", []string{q, k, v}, 1, attrs...)[0])
+		return writeBytes(dir, b.Bytes())
+	}}
 }
 
 // fused is a case built at opset 23 whose outputs are those build returns.
