@@ -82,13 +82,18 @@ func checkValueInfo(vi *onnxpb.ValueInfoProto) error {
 		return badInput("value %q has unknown data type %d", vi.GetName(), tt.GetElemType())
 	}
 	if bytesOverflow(dt, staticNumel(typeFromProto(vi.GetType()).Shape)) {
-		return badInput("value %q: shape %v needs more than 2^63 bytes", vi.GetName(), typeFromProto(vi.GetType()).Shape)
+		return badInput("value %q: shape %v needs more than %s", vi.GetName(), typeFromProto(vi.GetType()).Shape, maxBytesText)
 	}
 	return nil
 }
 
-// bytesOverflow: n elements of dt (n < 0: the count itself overflowed) do
-// not fit in an int64 byte count.
+// maxBytesText is the size limit bytesOverflow enforces: DType.StorageBytes
+// refuses more than 2^62 bits, 2^59 bytes.
+const maxBytesText = "2^59 bytes"
+
+// bytesOverflow: n elements of dt (n < 0: the count itself overflowed) take
+// more than 2^59 bytes (DType.StorageBytes), past what any size arithmetic
+// here may hold.
 func bytesOverflow(dt DType, n int64) bool {
 	if n < 0 {
 		return true
@@ -243,6 +248,13 @@ func checkOpAttrs(n *onnxpb.NodeProto, label string) error {
 	return nil
 }
 
+// CheckShapes is the load-time check of shapes and operands (checkShapes)
+// for a graph built or changed since: the final verification before a
+// model is written runs it (VerifyForSave, and passes' own check of every
+// rewritten graph and subgraph), so attnopt never writes a model it would
+// refuse to load.
+func (g *Graph) CheckShapes() error { return g.checkShapes() }
+
 // checkShapes runs after inference: shapes that cannot exist or ops whose
 // operands cannot combine.
 func (g *Graph) checkShapes() error {
@@ -285,7 +297,7 @@ func (g *Graph) checkShapes() error {
 			continue
 		}
 		if bytesOverflow(v.Type.DType, staticNumel(v.Type.Shape)) {
-			return badInput("value %q: shape %v needs more than 2^63 bytes", v.Name, v.Type.Shape)
+			return badInput("value %q: shape %v needs more than %s", v.Name, v.Type.Shape, maxBytesText)
 		}
 	}
 	return nil

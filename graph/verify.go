@@ -125,12 +125,17 @@ func checkDTypes(n *Node) error {
 }
 
 // VerifyForSave is the structural check every model passes before it is
-// written: Verify, every name a subgraph reads from the graph is defined
-// there under that name, and no name defined since loading is defined again
-// inside a subgraph (ONNX names are single-assignment across graphs).
+// written: Verify, the load-time shape and operand checks (CheckShapes:
+// MatMul dims and broadcasting, Softmax axes, sizes), every name a
+// subgraph reads from the graph is defined there under that name, and no
+// name defined since loading is defined again inside a subgraph (ONNX names
+// are single-assignment across graphs).
 func (m *Model) VerifyForSave() error {
 	g := m.Graph
 	if err := g.Verify(); err != nil {
+		return err
+	}
+	if err := g.CheckShapes(); err != nil {
 		return err
 	}
 	for _, n := range g.Nodes {

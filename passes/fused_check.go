@@ -2,6 +2,7 @@ package passes
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/attnopt/attnopt/graph"
 )
@@ -65,11 +66,12 @@ func qkv(n *graph.Node, ranks ...int) (q, k, v graph.Shape, err error) {
 	return q, k, v, nil
 }
 
-// checkFlash: Q (…, Nq, Dqk), K (…, Nk, Dqk), V (…, Nk, Dv), Hq a multiple
-// of Hkv, and a mask that broadcasts to (B, Hq, Nq, Nk).
+// checkFlash: a scale the kernels take, Q (…, Nq, Dqk), K (…, Nk, Dqk), V
+// (…, Nk, Dv), Hq a multiple of Hkv, and a mask that broadcasts to (B, Hq,
+// Nq, Nk).
 func checkFlash(n *graph.Node) error {
-	if w := n.AttrInt("sliding_window", 0); w < 0 || (w > 0 && n.AttrInt("causal", 0) != 1) {
-		return fmt.Errorf("sliding_window %d needs causal=1 and a positive size", w)
+	if err := checkKernelAttrs(n); err != nil {
+		return err
 	}
 	q, k, _, err := qkv(n, 3, 4)
 	if err != nil || q == nil {
@@ -91,6 +93,59 @@ func checkFlash(n *graph.Node) error {
 		full[1] = q[1]
 	}
 	return checkMaskBroadcast(n.Input(3), full)
+}
+
+var kernelAttrKinds = map[string]graph.AttrKind{
+	"scale": graph.AttrFloat, "causal": graph.AttrInt, "sliding_window": graph.AttrInt,
+	"spatial_shape": graph.AttrInts, "window": graph.AttrInts, "shift": graph.AttrInts,
+}
+
+// checkKernelAttrs: the attributes as the custom-op library reads them
+// (kernels/src/ort/op_attrs.cpp), which refuses the model otherwise: each of
+// its type, a FLOAT scale finite and > 0 (FlashAttention may omit it),
+// causal 0 or 1, sliding_window >= 0 (> 0 with causal), and
+// WindowAttention's geometry: 1 to 3 axes, extents and windows >= 1, shift
+// as long, and a token count that fits in an int64. A model holding such
+// an op is refused on load too (lift_check.go), before the Go runtime
+// would compute with it.
+func checkKernelAttrs(n *graph.Node) error {
+	if err := attrKinds(n, kernelAttrKinds); err != nil {
+		return err
+	}
+	if w := n.AttrInt("sliding_window", 0); w < 0 || (w > 0 && n.AttrInt("causal", 0) != 1) {
+		return fmt.Errorf("sliding_window %d needs causal=1 and a positive size", w)
+	}
+	sc := n.Attr("scale")
+	switch {
+	case sc == nil && n.OpType == "FlashAttention":
+	case sc == nil || sc.Kind != graph.AttrFloat:
+		return fmt.Errorf("needs a FLOAT scale")
+	case scaleProblem(float64(sc.F)) != "":
+		return fmt.Errorf("%s", scaleProblem(float64(sc.F)))
+	}
+	if c := n.AttrInt("causal", 0); c != 0 && c != 1 {
+		return fmt.Errorf("causal %d is not 0 or 1", c)
+	}
+	if n.OpType != "WindowAttention" {
+		return nil
+	}
+	grid, win, shift := n.AttrInts("spatial_shape"), n.AttrInts("window"), n.AttrInts("shift")
+	if len(grid) < 1 || len(grid) > 3 || len(win) != len(grid) || (n.Attr("shift") != nil && len(shift) != len(grid)) {
+		return fmt.Errorf("spatial_shape %v, window %v, shift %v: want 1 to 3 axes, each given once", grid, win, shift)
+	}
+	tokens := int64(1)
+	for i, g := range grid {
+		if g < 1 || win[i] < 1 || tokens > math.MaxInt64/g {
+			return fmt.Errorf("spatial_shape %v with window %v is not a grid of windows >= 1 within 2^63 tokens", grid, win)
+		}
+		tokens *= g
+	}
+	if q := n.Input(0); q != nil && q.Type.Ranked && len(q.Type.Shape) >= 2 {
+		if d, ok := q.Type.Shape[len(q.Type.Shape)-2].Value(); ok && d != tokens {
+			return fmt.Errorf("spatial_shape %v has %d tokens, Q %q %d", grid, tokens, q.Name, d)
+		}
+	}
+	return nil
 }
 
 // checkMaskBroadcast: every known dim of the mask, right-aligned against

@@ -295,11 +295,16 @@ func liftedSame(t Target, s *Site) string {
 	return fmt.Sprintf("already %s, the --target %s op", t.Op(), t.Name())
 }
 
-// liftFused applies the op's lift rule, if it has one.
+// liftFused applies the op's lift rule, if it has one, to an op that passes
+// its runtime's checks (lift_check.go; the pipeline refuses the model
+// otherwise, this keeps FindSites' other callers from lifting it).
 func liftFused(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
 	r := liftRuleFor(n)
 	if r == nil {
 		return nil, nil
+	}
+	if err := checkRuntimeOp(n); err != nil {
+		return nil, reject(n.Label(), "ONNX Runtime refuses it: %v", err)
 	}
 	return r.lift(g, n)
 }
@@ -362,11 +367,22 @@ func splitPacked(s *Site, hq, hkv int64) *Reject {
 	return nil
 }
 
-// liftScale takes the op's scale attribute, or its default 1/√Dqk.
+// liftScale takes the op's scale attribute, or its default 1/√Dqk where
+// ONNX Runtime uses it: no scale, NaN for ONNX Attention (whose 0 it
+// refuses, lift_check.go), 0 for com.microsoft's ops. A scale the fused ops
+// cannot take (negative, infinite, NaN otherwise) is not lifted.
 func liftScale(s *Site, n *graph.Node) *Reject {
-	if sc := n.AttrFloat("scale", 0); sc != 0 {
-		s.Scale, s.ScaleForm = float64(sc), ScaleAttr
+	a := n.Attr("scale")
+	onnxOp := opName(n) == "ai.onnx.Attention"
+	switch {
+	case a == nil || a.Kind != graph.AttrFloat:
+	case math.IsNaN(float64(a.F)) && onnxOp:
+	case a.F == 0 && !onnxOp:
+	case a.F > 0 && !math.IsInf(float64(a.F), 0):
+		s.Scale, s.ScaleForm = float64(a.F), ScaleAttr
 		return nil
+	default:
+		return reject(n.Label(), "scale %g: the fused ops take a finite scale > 0", a.F)
 	}
 	d, ok := s.HeadDim.Value()
 	if !ok {

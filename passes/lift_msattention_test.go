@@ -134,9 +134,9 @@ func TestLiftMSAttentionRules(t *testing.T) {
 		{"(3B+2) mask", 17, true, []any{3*bsz + 2}, nil, "", nil, 36, "is none of (B), (2B), (B, T), (B, S, T)"},
 		{"1-D mask at opset 10", 10, true, []any{bsz}, nil, "", nil, 36, "need Range (opset 11)"},
 		{"Q and K sizes differ", 17, true, nil, nil, "", []*onnxpb.AttributeProto{testgraph.Ints("qkv_hidden_sizes", 12, 6, 18)}, 36, "Q and K differ"},
-		{"sizes do not split", 17, true, nil, nil, "", []*onnxpb.AttributeProto{testgraph.Ints("qkv_hidden_sizes", 12, 12, 6)}, 36, "do not split the weights"},
-		{"columns not in three", 17, true, nil, nil, "", nil, 35, "not three equal static parts"},
-		{"heads do not divide", 17, true, nil, nil, "", []*onnxpb.AttributeProto{testgraph.Ints("qkv_hidden_sizes", 10, 10, 16)}, 36, "do not split into 3 query"},
+		{"sizes do not split", 17, true, nil, nil, "", []*onnxpb.AttributeProto{testgraph.Ints("qkv_hidden_sizes", 12, 12, 6)}, 36, "ONNX Runtime refuses it: node \"Attention_3\" (com.microsoft.Attention): qkv_hidden_sizes [12 12 6] do not add up to the weights' 36 columns"},
+		{"columns not in three", 17, true, nil, nil, "", nil, 35, "ONNX Runtime refuses it: node \"Attention_3\" (com.microsoft.Attention): weights \"c_1\" have 35 columns, not three equal parts"},
+		{"heads do not divide", 17, true, nil, nil, "", []*onnxpb.AttributeProto{testgraph.Ints("qkv_hidden_sizes", 10, 10, 16)}, 36, "ONNX Runtime refuses it: node \"Attention_3\" (com.microsoft.Attention): hidden size 10 is not a multiple of num_heads 3"},
 	} {
 		build := func() *graph.Model {
 			b := testgraph.New(c.opset)

@@ -3,6 +3,7 @@ package passes
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/attnopt/attnopt/graph"
 )
@@ -117,6 +118,11 @@ func run(m *graph.Model, opts Options, stopAfter string) (*Context, error) {
 	if err := t.CheckModel(m); err != nil {
 		return nil, err
 	}
+	// A fused op ONNX Runtime refuses is refused here (lift_check.go), not
+	// lifted into one that runs or written back as it was.
+	if err := CheckRuntimeOps(m.Graph); err != nil {
+		return nil, &ModelError{Msg: err.Error()}
+	}
 	c := &Context{Model: m, Opts: opts, Target: t}
 	holders := subgraphHolders(m.Graph)
 	for _, p := range Pipeline {
@@ -149,9 +155,14 @@ func run(m *graph.Model, opts Options, stopAfter string) (*Context, error) {
 	return c, nil
 }
 
-// verify runs the graph verifier and every fused op's checked schema.
+// verify runs the graph verifier, the load-time shape checks (so a
+// rewritten graph or subgraph is one attnopt would load) and every fused
+// op's checked schema.
 func verify(g *graph.Graph) error {
 	if err := g.Verify(); err != nil {
+		return err
+	}
+	if err := g.CheckShapes(); err != nil {
 		return err
 	}
 	return CheckFusedOps(g)
@@ -193,6 +204,11 @@ func liftPass(c *Context) error {
 // node the build made.
 func (c *Context) fuseWith(s *Site, a *Action, build func(e *emitter) (*graph.Value, error)) error {
 	g := c.Model.Graph
+	if why := scaleProblem(s.Scale); why != "" {
+		a.Reason = why
+		c.Actions = append(c.Actions, *a)
+		return nil
+	}
 	readers, err := shapeReaders(s)
 	if err != nil {
 		a.Reason = err.Error()
@@ -265,6 +281,16 @@ func (c *Context) accept(added []*graph.Node, a *Action) error {
 }
 
 func sitePrefix(id int) string { return fmt.Sprintf("attnopt/site%d", id) }
+
+// scaleProblem says why a site's scale cannot be a fused op's attribute:
+// the ops (and ONNX Runtime's kernels for them) take a finite scale > 0,
+// written as a float32; com.microsoft's read 0 as "the default".
+func scaleProblem(scale float64) string {
+	if f := float32(scale); f > 0 && !math.IsInf(float64(f), 0) {
+		return ""
+	}
+	return fmt.Sprintf("scale %g: the fused ops take a finite scale > 0", scale)
+}
 
 func reasonOf(err error) string {
 	var r *Reject

@@ -53,13 +53,16 @@ go_tests() {
 fuzz() { go test -run '^$' -fuzz "^$1\$" -fuzztime 60s ./graph; }
 
 suite "ONNX Runtime 1.24.3 (npm)" setup_ort
-suite "kernels (kernels/ci.sh)" bash kernels/ci.sh
+suite "kernels (kernels/ci.sh)" bash kernels/ci.sh --skip-sanitize
 suite "go vet" go vet ./...
 suite "go test" go_tests
 suite "fuzz FuzzLoad" fuzz FuzzLoad
 suite "fuzz FuzzRewrite" fuzz FuzzRewrite
 suite "ONNX Runtime compatibility" bash scripts/test-ort-compat.sh
 suite "Python package" bash scripts/test-python.sh
+# Last, so its build cannot hold back the other suites: ASan + UBSan over
+# the hostile tables and a bounded fuzz run (kernels/ci.sh).
+suite "kernels: sanitizers and fuzzing" bash kernels/ci.sh --only-sanitize
 
 echo
 echo "==== summary ($(( $(stamp) - t_all ))s)"

@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes"
 	"github.com/spf13/cobra"
 )
 
@@ -52,6 +53,11 @@ func loadModel(path string, p *pinFlags, prog *progress) (*graph.Model, error) {
 		return nil, err
 	}
 	if err := pins.Apply(m.Graph); err != nil {
+		return nil, &graph.InputError{File: path, Msg: err.Error()}
+	}
+	// Fused attention ops (and searches around them) that ONNX Runtime
+	// refuses are bad input for every command, as on load.
+	if err := passes.CheckRuntimeOps(m.Graph); err != nil {
 		return nil, &graph.InputError{File: path, Msg: err.Error()}
 	}
 	return m, nil

@@ -90,7 +90,8 @@ func Models() [][]byte {
 	return out
 }
 
-// Cases lists every class; external-data classes are in external.go.
+// Cases lists every class; external-data classes are in external.go, fused
+// ops that ONNX Runtime refuses in fused.go.
 func Cases() []Case {
 	cs := []Case{
 		{Name: "unused softmax chain", Valid: true, Build: func(dir string) (string, error) {
@@ -245,7 +246,7 @@ func Cases() []Case {
 			m.Graph.Node = append(m.Graph.Node, &onnxpb.NodeProto{OpType: proto.String("If"), Input: []string{"q"}, Output: []string{"if_out"}})
 		}),
 	}
-	return append(cs, externalCases()...)
+	return append(append(cs, externalCases()...), FusedCases()...)
 }
 
 func graphAttr(name string, g *onnxpb.GraphProto) *onnxpb.AttributeProto {

@@ -85,6 +85,10 @@ func (b *B) NodeN(op, domain string, inputs []string, n int, attrs ...*onnxpb.At
 	return outs
 }
 
+// RenameLastNode names the node added last, for tests whose expected
+// message names it.
+func (b *B) RenameLastNode(name string) { b.g.Node[len(b.g.Node)-1].Name = proto.String(name) }
+
 // Import adds an opset import for a custom domain.
 func (b *B) Import(domain string, version int64) {
 	b.extra = append(b.extra, &onnxpb.OperatorSetIdProto{Domain: proto.String(domain), Version: proto.Int64(version)})

@@ -1,6 +1,7 @@
-// Hand-encoded ONNX ModelProto for one-node test models: just enough of the
+// Hand-encoded ONNX ModelProto for small test models: just enough of the
 // protobuf wire format (varints, length-delimited fields, fixed32 floats) to
-// write a graph with typed inputs/outputs and int/float/ints attributes.
+// write a graph with typed inputs/outputs and int/float/ints/floats/string
+// attributes (and, built by hand with Msg, malformed ones).
 #ifndef ATTNOPT_TESTS_ONNX_PROTO_H_
 #define ATTNOPT_TESTS_ONNX_PROTO_H_
 
@@ -84,6 +85,19 @@ inline Msg attr_ints(const std::string& name, const std::vector<int64_t>& v) {
   a.varint_field(20, 7);
   return a;
 }
+// floats = 7 (each a fixed32), type FLOATS = 6; s = 4, type STRING = 3.
+inline Msg attr_floats(const std::string& name, const std::vector<float>& v) {
+  Msg a;
+  a.bytes_field(1, name);
+  for (float x : v) a.float_field(7, x);
+  a.varint_field(20, 6);
+  return a;
+}
+inline Msg attr_string(const std::string& name, const std::string& v) {
+  Msg a;
+  a.bytes_field(1, name).bytes_field(4, v).varint_field(20, 3);
+  return a;
+}
 
 struct Input {
   std::string name;
@@ -91,18 +105,28 @@ struct Input {
   std::vector<int64_t> shape;
 };
 
-// ModelProto{ir_version 10, opset_import ""/17 and "attnopt"/1, graph{node}}.
-inline std::string one_node_model(const std::string& op_type, const std::vector<Input>& inputs,
-                                  const Input& output, const std::vector<Msg>& attrs) {
-  Msg node;
-  for (const Input& in : inputs) node.bytes_field(1, in.name);
-  node.bytes_field(2, output.name).bytes_field(3, "node0").bytes_field(4, op_type);
-  for (const Msg& a : attrs) node.msg_field(5, a);
-  node.bytes_field(7, "attnopt");
+struct Node {
+  std::string op_type, domain, name;
+  std::vector<std::string> inputs, outputs;  // "" for an omitted optional input
+  std::vector<Msg> attrs;
+};
+
+// ModelProto{ir_version 10, opset_import ""/17 and "attnopt"/1, graph{nodes}}.
+inline std::string model(const std::vector<Node>& nodes, const std::vector<Input>& inputs,
+                         const std::vector<Input>& outputs) {
   Msg graph;
-  graph.msg_field(1, node).bytes_field(2, "g");
+  for (const Node& n : nodes) {
+    Msg node;
+    for (const std::string& in : n.inputs) node.bytes_field(1, in);
+    for (const std::string& out : n.outputs) node.bytes_field(2, out);
+    node.bytes_field(3, n.name).bytes_field(4, n.op_type);
+    for (const Msg& a : n.attrs) node.msg_field(5, a);
+    if (!n.domain.empty()) node.bytes_field(7, n.domain);
+    graph.msg_field(1, node);
+  }
+  graph.bytes_field(2, "g");
   for (const Input& in : inputs) graph.msg_field(11, value_info(in.name, in.elem_type, in.shape));
-  graph.msg_field(12, value_info(output.name, output.elem_type, output.shape));
+  for (const Input& out : outputs) graph.msg_field(12, value_info(out.name, out.elem_type, out.shape));
   Msg model;
   model.varint_field(1, 10)
       .msg_field(8, Msg().bytes_field(1, "").varint_field(2, 17))
@@ -110,6 +134,15 @@ inline std::string one_node_model(const std::string& op_type, const std::vector<
       .bytes_field(2, "attnopt-kernels-test")
       .msg_field(7, graph);
   return model.bytes;
+}
+
+// One attnopt node named node_name reading every input and writing output.
+inline std::string one_node_model(const std::string& op_type, const std::vector<Input>& inputs,
+                                  const Input& output, const std::vector<Msg>& attrs,
+                                  const std::string& node_name = "node0") {
+  Node n{op_type, "attnopt", node_name, {}, {output.name}, attrs};
+  for (const Input& in : inputs) n.inputs.push_back(in.name);
+  return model({n}, inputs, {output});
 }
 
 }  // namespace onnx_proto

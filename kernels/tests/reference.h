@@ -60,8 +60,11 @@ inline int64_t window_of(int64_t c, int64_t G, int64_t w, int64_t s) {
   return r / w;
 }
 
-// Admit function for WindowAttention over a row-major grid.
+// Admit function for WindowAttention over a row-major grid. Shifts are
+// reduced modulo the grid first, so any int64 shift (INT64_MIN included)
+// is taken without overflow.
 inline Admit window_admit(std::vector<int64_t> grid, std::vector<int64_t> win, std::vector<int64_t> shift) {
+  for (size_t a = 0; a < grid.size(); ++a) shift[a] = (shift[a] % grid[a] + grid[a]) % grid[a];
   return [=](int64_t i, int64_t j) {
     for (int a = static_cast<int>(grid.size()) - 1; a >= 0; --a) {
       const int64_t ci = i % grid[a], cj = j % grid[a];

@@ -2,7 +2,7 @@
 // Dqk != Dv, GQA, rank 3, strided layouts, f32/f16/bf16, and WindowAttention in
 // 1D/2D/3D with and without shift; flash and window run once per instruction
 // set this processor supports (generic, AVX2, AVX-512); "exp" checks each
-// set's vector exp against std::exp; "threads" the persistent thread pool. Usage: test_cpu [flash|window|exp|threads|args|all]
+// set's vector exp against std::exp; "threads" the persistent thread pool. Usage: test_cpu [flash|window|exp|threads|args|hostile|all]
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -12,6 +12,7 @@
 
 #include "cpu/attention_core.h"
 #include "cpu/cpu_isa.h"
+#include "hostile_abi.h"
 #include "reference.h"
 #include "test_util.h"
 
@@ -525,6 +526,9 @@ int main(int argc, char** argv) {
     if (which == "exp" || which == "all") test_exp(attnopt::cpu_tile_kernels());
     if (which == "flash" || which == "all") test_flash();
     if (which == "window" || which == "all") test_window();
+    if (which == "hostile" || which == "all")  // issue 24: the C ABI table shared with CUDA (tests/hostile_abi.h)
+      run_hostile_abi(attnopt::cpu_isa_name(isa), attnopt_cpu_flash_attention_fwd, attnopt_cpu_window_attention_fwd,
+                      tolerance(ATTNOPT_F32));
   }
   if (which == "threads" || which == "all") test_threads();
   if (which == "args" || which == "all") test_args();

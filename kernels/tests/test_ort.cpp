@@ -4,14 +4,13 @@
 // with the float64 reference and with the C ABI called directly.
 // Usage: test_ort LIBATTNOPT_ORT [LIBONNXRUNTIME]   (exit 77 = skipped)
 #include <dirent.h>
-#include <dlfcn.h>
 
 #include <cstring>
 #include <functional>
 #include <string>
 
 #include "onnx_proto.h"
-#include "onnxruntime_c_api.h"
+#include "ort_runner.h"
 #include "reference.h"
 #include "reference_rows.h"
 #include "test_util.h"
@@ -25,97 +24,10 @@ using onnx_proto::Input;
 
 namespace {
 
-const OrtApi* g_ort = nullptr;
-
-void check_ort(OrtStatus* st, const char* what) {
-  if (!st) return;
-  std::fprintf(stderr, "ONNX Runtime error in %s: %s\n", what, g_ort->GetErrorMessage(st));
-  g_ort->ReleaseStatus(st);
-  std::exit(1);
-}
-
 int onnx_type(attnopt_dtype t) {
   return t == ATTNOPT_F32 ? onnx_proto::FLOAT : t == ATTNOPT_F16 ? onnx_proto::FLOAT16 : onnx_proto::BFLOAT16;
 }
 ONNXTensorElementDataType ort_type(int onnx) { return static_cast<ONNXTensorElementDataType>(onnx); }
-size_t elem_size(int onnx) { return onnx == onnx_proto::FLOAT ? 4 : onnx == onnx_proto::BOOL ? 1 : 2; }
-
-struct Feed {
-  Input info;
-  void* data;
-};
-
-struct Result {
-  std::string error;  // non-empty when Run failed
-  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
-  std::vector<int64_t> shape;
-  std::vector<uint8_t> bytes;
-};
-
-class Runner {
- public:
-  explicit Runner(const char* custom_lib, int intra_op_threads = 1) {
-    check_ort(g_ort->CreateEnv(ORT_LOGGING_LEVEL_WARNING, "attnopt-test", &env_), "CreateEnv");
-    check_ort(g_ort->CreateSessionOptions(&opts_), "CreateSessionOptions");
-    check_ort(g_ort->SetIntraOpNumThreads(opts_, intra_op_threads), "SetIntraOpNumThreads");
-    check_ort(g_ort->RegisterCustomOpsLibrary_V2(opts_, custom_lib), "RegisterCustomOpsLibrary_V2");
-    check_ort(g_ort->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &mem_), "CreateCpuMemoryInfo");
-  }
-  ~Runner() {
-    g_ort->ReleaseMemoryInfo(mem_);
-    g_ort->ReleaseSessionOptions(opts_);
-    g_ort->ReleaseEnv(env_);
-  }
-
-  Result run(const std::string& model, const std::vector<Feed>& feeds, const std::string& output) {
-    OrtSession* session = nullptr;
-    check_ort(g_ort->CreateSessionFromArray(env_, model.data(), model.size(), opts_, &session),
-              "CreateSessionFromArray");
-    std::vector<OrtValue*> values;
-    std::vector<const char*> names;
-    for (const Feed& f : feeds) {
-      size_t n = 1;
-      for (int64_t d : f.info.shape) n *= d;
-      OrtValue* v = nullptr;
-      check_ort(g_ort->CreateTensorWithDataAsOrtValue(mem_, f.data, n * elem_size(f.info.elem_type),
-                                                      f.info.shape.data(), f.info.shape.size(),
-                                                      ort_type(f.info.elem_type), &v),
-                "CreateTensorWithDataAsOrtValue");
-      values.push_back(v);
-      names.push_back(f.info.name.c_str());
-    }
-    const char* out_name = output.c_str();
-    OrtValue* out = nullptr;
-    Result r;
-    if (OrtStatus* st = g_ort->Run(session, nullptr, names.data(), values.data(), values.size(), &out_name, 1, &out)) {
-      r.error = g_ort->GetErrorMessage(st);
-      g_ort->ReleaseStatus(st);
-    } else {
-      OrtTensorTypeAndShapeInfo* info = nullptr;
-      check_ort(g_ort->GetTensorTypeAndShape(out, &info), "GetTensorTypeAndShape");
-      size_t rank = 0, count = 0;
-      check_ort(g_ort->GetTensorElementType(info, &r.type), "GetTensorElementType");
-      check_ort(g_ort->GetDimensionsCount(info, &rank), "GetDimensionsCount");
-      r.shape.resize(rank);
-      check_ort(g_ort->GetDimensions(info, r.shape.data(), rank), "GetDimensions");
-      check_ort(g_ort->GetTensorShapeElementCount(info, &count), "GetTensorShapeElementCount");
-      g_ort->ReleaseTensorTypeAndShapeInfo(info);
-      void* data = nullptr;
-      check_ort(g_ort->GetTensorMutableData(out, &data), "GetTensorMutableData");
-      const size_t bytes = count * elem_size(static_cast<int>(r.type));
-      r.bytes.assign(static_cast<uint8_t*>(data), static_cast<uint8_t*>(data) + bytes);
-      g_ort->ReleaseValue(out);
-    }
-    for (OrtValue* v : values) g_ort->ReleaseValue(v);
-    g_ort->ReleaseSession(session);
-    return r;
-  }
-
- private:
-  OrtEnv* env_ = nullptr;
-  OrtSessionOptions* opts_ = nullptr;
-  OrtMemoryInfo* mem_ = nullptr;
-};
 
 // Wraps ORT output bytes as a Tensor of dtype t for the error metric.
 Tensor as_tensor(const Result& r, attnopt_dtype t) {
@@ -358,32 +270,11 @@ int thread_count() {
 }
 
 int main(int argc, char** argv) {
-  const char* custom = argc > 1 ? argv[1] : nullptr;
-  std::string ort = argc > 2 ? argv[2] : "";
-  if (ort.empty() && std::getenv("ATTNOPT_ORT_LIB")) ort = std::getenv("ATTNOPT_ORT_LIB");
-  if (ort.empty() && std::getenv("ONNXRUNTIME_LIB")) ort = std::getenv("ONNXRUNTIME_LIB");
-  if (!custom || ort.empty()) {
+  if (!load_ort(argc, argv)) {
     std::printf("SKIP: no ONNX Runtime library given (configure with -DATTNOPT_ORT_LIBRARY=... or set ATTNOPT_ORT_LIB)\n");
     return 77;
   }
-  void* lib = dlopen(ort.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    std::fprintf(stderr, "cannot load %s: %s\n", ort.c_str(), dlerror());
-    return 1;
-  }
-  using GetApiBase = const OrtApiBase* (*)();
-  auto get_base = reinterpret_cast<GetApiBase>(dlsym(lib, "OrtGetApiBase"));
-  if (!get_base) {
-    std::fprintf(stderr, "%s has no OrtGetApiBase\n", ort.c_str());
-    return 1;
-  }
-  const OrtApiBase* base = get_base();
-  std::printf("ONNX Runtime %s from %s\n", base->GetVersionString(), ort.c_str());
-  g_ort = base->GetApi(ORT_API_VERSION);
-  if (!g_ort) {
-    std::fprintf(stderr, "ONNX Runtime does not offer C API version %d\n", ORT_API_VERSION);
-    return 1;
-  }
+  const char* custom = argv[1];
   {
     Runner run(custom);
     // Run first, before any direct call starts attnopt's own pool: with

@@ -11,6 +11,8 @@
 
 #include <cstdint>
 
+#include "common/checked.h"
+
 #if defined(__CUDACC__)
 #define ATTNOPT_HD __host__ __device__ __forceinline__
 #else
@@ -57,18 +59,26 @@ struct WindowGeometry {
     const int64_t i2 = i % e2;
     const int64_t i1 = (i / e2) % e1;
     const int64_t i0 = i / (e2 * e1);
-    int64_t c0 = k[0] * window[0] + i0 + shift[0];
-    int64_t c1 = k[1] * window[1] + i1 + shift[1];
-    int64_t c2 = k[2] * window[2] + i2 + shift[2];
-    if (c0 >= grid[0]) c0 -= grid[0];
-    if (c1 >= grid[1]) c1 -= grid[1];
-    if (c2 >= grid[2]) c2 -= grid[2];
+    const int64_t c0 = roll(0, k[0] * window[0] + i0);
+    const int64_t c1 = roll(1, k[1] * window[1] + i1);
+    const int64_t c2 = roll(2, k[2] * window[2] + i2);
     return (c0 * grid[1] + c1) * grid[2] + c2;
+  }
+
+  // (c + shift) mod grid on axis a for 0 <= c < grid, without forming
+  // c + shift (which can pass INT64_MAX on an axis longer than 2^62).
+  ATTNOPT_HD int64_t roll(int a, int64_t c) const {
+    const int64_t room = grid[a] - shift[a];  // > 0: shift < grid
+    return c < room ? c + shift[a] : c - room;
   }
 };
 
 // Builds the geometry from user attributes, padding to 3 axes at the front.
-// Returns false on invalid input (ndim outside 1..3, grid or window < 1).
+// Returns false on invalid input: ndim outside 1..3, a grid extent or window
+// below 1, or a token count, window count or window size (or any partial
+// product of one) above INT64_MAX. Once it succeeds, num_windows(),
+// max_window_size(), window_size() and member_token() cannot overflow, and
+// every member token is below window_tokens(g).
 inline bool make_window_geometry(int ndim, const int64_t* grid, const int64_t* window,
                                  const int64_t* shift, WindowGeometry* g) {
   if (ndim < 1 || ndim > 3) return false;
@@ -83,13 +93,18 @@ inline bool make_window_geometry(int ndim, const int64_t* grid, const int64_t* w
       if (G < 1 || w < 1) return false;
       g->grid[a] = G;
       g->window[a] = w < G ? w : G;  // a window wider than the grid is the grid
-      const int64_t s = shift ? shift[a - pad] % G : 0;
+      const int64_t s = shift ? shift[a - pad] % G : 0;  // in (-G, G): no overflow below
       g->shift[a] = s < 0 ? s + G : s;
     }
-    g->count[a] = (g->grid[a] + g->window[a] - 1) / g->window[a];
+    g->count[a] = ceil_div(g->grid[a], g->window[a]);
   }
-  return true;
+  int64_t n = 0;
+  return product_within(g->grid, 3, kInt64Max, &n) && product_within(g->count, 3, kInt64Max, &n) &&
+         product_within(g->window, 3, kInt64Max, &n);
 }
+
+// prod(grid) of a geometry make_window_geometry accepted.
+inline int64_t window_tokens(const WindowGeometry& g) { return g.grid[0] * g.grid[1] * g.grid[2]; }
 
 }  // namespace attnopt
 

@@ -3,6 +3,8 @@
 #include <vector>
 
 #include "attnopt/attnopt.h"
+#include "common/checked.h"
+#include "common/params.h"
 #include "cpu/attention_core.h"
 #include "cpu/empty_rows.h"
 #include "cpu/thread_pool.h"
@@ -16,9 +18,12 @@ static CoreProblem make_core(const attnopt_flash_params& p) {
   c.k = {p.k.data, {p.k.stride[0], p.k.stride[1], p.k.stride[2], p.k.stride[3]}};
   c.v = {p.v.data, {p.v.stride[0], p.v.stride[1], p.v.stride[2], p.v.stride[3]}};
   c.o = p.o;
+  // Without a mask its strides are unchecked (callers may leave anything
+  // there) and must not enter the kernels' offset arithmetic.
+  const bool masked = p.mask_type != ATTNOPT_MASK_NONE;
   for (int i = 0; i < 4; ++i) {
     c.os[i] = p.o_stride[i];
-    c.ms[i] = p.mask_stride[i];
+    c.ms[i] = masked ? p.mask_stride[i] : 0;
   }
   c.dqk = p.dim_qk;
   c.dv = p.dim_v;
@@ -27,7 +32,7 @@ static CoreProblem make_core(const attnopt_flash_params& p) {
   c.mask = p.mask;
   c.causal = p.causal != 0;
   c.causal_offset = p.len_k - p.len_q;
-  c.window = p.window;
+  c.window = effective_window(p);  // clamped to Nk: the tile bounds cannot overflow
   return c;
 }
 
@@ -38,7 +43,7 @@ extern "C" int attnopt_cpu_flash_attention_fwd(const attnopt_flash_params* p) {
   const int status = attnopt_flash_params_check(p);
   if (status != ATTNOPT_OK) return status;
   const CoreProblem core = make_core(*p);
-  const int64_t qblocks = (p->len_q + kCpuBlockQ - 1) / kCpuBlockQ;
+  const int64_t qblocks = ceil_div(p->len_q, kCpuBlockQ);
   const int64_t group = p->heads_q / p->heads_kv;
   std::vector<CoreScratch> scratch;
   parallel_for(

@@ -16,17 +16,28 @@ extern "C" int attnopt_cpu_window_attention_fwd(const attnopt_window_params* p) 
   WindowGeometry g;
   make_window_geometry(p->ndim, p->grid, p->window, p->shift, &g);
 
-  // members[start[w] .. start[w+1]) are the tokens of window w.
+  // members[start[w] .. start[w+1]) are the tokens of window w. The check
+  // made the geometry overflow-free; every member is still checked to be a
+  // token below len seen once, and the windows to cover all len tokens, so
+  // no geometry can read or write past the operands or leave a row unwritten.
   const int64_t nwin = g.num_windows();
   std::vector<int64_t> start(nwin + 1, 0), members(p->len);
+  std::vector<bool> seen(p->len, false);
   struct Block { int64_t window, first; };
   std::vector<Block> blocks;
   for (int64_t w = 0; w < nwin; ++w) {
     const int64_t size = g.window_size(w);
+    if (size < 1 || size > p->len - start[w]) return ATTNOPT_ERR_INVALID_ARGUMENT;
     start[w + 1] = start[w] + size;
-    for (int64_t i = 0; i < size; ++i) members[start[w] + i] = g.member_token(w, i);
+    for (int64_t i = 0; i < size; ++i) {
+      const int64_t t = g.member_token(w, i);
+      if (t < 0 || t >= p->len || seen[t]) return ATTNOPT_ERR_INVALID_ARGUMENT;
+      seen[t] = true;
+      members[start[w] + i] = t;
+    }
     for (int64_t i = 0; i < size; i += kCpuBlockQ) blocks.push_back({w, i});
   }
+  if (start[nwin] != p->len || blocks.empty()) return ATTNOPT_ERR_INVALID_ARGUMENT;
 
   CoreProblem c{};
   c.dtype = p->dtype;

@@ -9,6 +9,9 @@
 #include <cstring>
 
 #include "attnopt/attnopt.h"
+#include "common/checked.h"
+#include "common/params.h"
+#include "common/window_geometry.h"
 #include "cuda/kernels.h"
 
 namespace attnopt {
@@ -36,9 +39,13 @@ bool force_simt() {
 
 int dispatch(attnopt_dtype dtype, bool window, KernelArgs& a, const LaunchShape& s, void* stream) {
   if (s.batch > 65535 || s.heads_q > 65535) return ATTNOPT_ERR_UNSUPPORTED;  // grid y/z limits
-  if (s.rows == 0 || s.segments == 0) return ATTNOPT_OK;
-  // The SIMT kernel's smallest query tile is 8 rows: check grid x for it.
-  if ((s.rows + 7) / 8 * s.segments > INT32_MAX) return ATTNOPT_ERR_UNSUPPORTED;
+  // Nothing to launch is right only for an empty output (Nq = 0); a window
+  // geometry always has rows and windows once the check accepted it, and
+  // returning OK there would hand back an output nothing wrote.
+  if (s.rows == 0 || s.segments == 0) return !window && s.rows == 0 ? ATTNOPT_OK : ATTNOPT_ERR_INVALID_ARGUMENT;
+  // The SIMT kernel's smallest query tile is 8 rows: check grid x for it
+  // (divided, not multiplied, so that it cannot overflow).
+  if (attnopt::ceil_div(s.rows, 8) > INT32_MAX / s.segments) return ATTNOPT_ERR_UNSUPPORTED;
   int dev = 0, major = 0;
   if (cudaGetDevice(&dev) != cudaSuccess ||
       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
@@ -86,10 +93,10 @@ int attnopt_cuda_flash_attention_fwd(const attnopt_flash_params* p, void* stream
   a.scale = p->scale;
   a.mask_type = p->mask_type;
   a.mask = p->mask;
-  copy4(a.ms, p->mask_stride);
+  if (p->mask_type != ATTNOPT_MASK_NONE) copy4(a.ms, p->mask_stride);  // else unchecked: left 0
   a.causal = p->causal != 0;
   a.causal_offset = p->len_k - p->len_q;
-  a.sliding = p->window;
+  a.sliding = attnopt::effective_window(*p);  // clamped to Nk: the kernels' bounds cannot overflow
   a.q_vec = vec_ok(a.q, a.qs, a.dqk);
   a.k_vec = vec_ok(a.k, a.ks, a.dqk);
   a.v_vec = vec_ok(a.v, a.vs, a.dv);
@@ -119,7 +126,8 @@ int attnopt_cuda_window_attention_fwd(const attnopt_window_params* p, void* stre
   a.dv = static_cast<int>(p->dim_v);
   a.group = static_cast<int>(p->heads_q / p->heads_kv);
   a.scale = p->scale;
-  attnopt::make_window_geometry(p->ndim, p->grid, p->window, p->shift, &a.geo);
+  if (!attnopt::make_window_geometry(p->ndim, p->grid, p->window, p->shift, &a.geo))
+    return ATTNOPT_ERR_INVALID_ARGUMENT;  // unreachable after the check; kept next to its use
   a.q_vec = vec_ok(a.q, a.qs, a.dqk);
   a.k_vec = vec_ok(a.k, a.ks, a.dqk);
   a.v_vec = vec_ok(a.v, a.vs, a.dv);

@@ -111,19 +111,4 @@ OrtStatusPtr cuda_window(const Kernel& k, OrtKernelContext* ctx, const attnopt_w
                 describe(p.dtype, p.batch, p.heads_q, p.heads_kv, p.len, p.len, p.dim_qk, p.dim_v));
 }
 
-std::string node_name(const OrtKernelInfo* info) {
-  size_t n = 0;
-  if (OrtStatusPtr st = api()->KernelInfo_GetNodeName(info, nullptr, &n)) {
-    api()->ReleaseStatus(st);
-    return "";
-  }
-  std::string s(n, '\0');
-  if (OrtStatusPtr st = api()->KernelInfo_GetNodeName(info, &s[0], &n)) {
-    api()->ReleaseStatus(st);
-    return "";
-  }
-  s.resize(n > 0 ? n - 1 : 0);  // n counts the terminating NUL
-  return s;
-}
-
 }  // namespace attnopt_ort

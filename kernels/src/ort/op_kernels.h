@@ -3,12 +3,10 @@
 #ifndef ATTNOPT_ORT_OP_KERNELS_H_
 #define ATTNOPT_ORT_OP_KERNELS_H_
 
-#include <cstdint>
 #include <string>
-#include <vector>
 
-#include "attnopt/attnopt.h"
 #include "onnxruntime_c_api.h"
+#include "ort/op_attrs.h"
 
 namespace attnopt_ort {
 
@@ -25,19 +23,14 @@ struct OpDef {
   const char* provider;
 };
 
+// A node's kernel: its attributes, parsed and range-checked once when the
+// session is created (op_attrs.h), and its name for every error message.
 struct Kernel {
   OpKind kind;
   bool cuda;
-  bool has_scale;  // FlashAttention: scale absent means 1/sqrt(Dqk)
-  float scale;
-  int64_t causal;
-  int64_t sliding_window;  // FlashAttention: 0 = none
-  // FlashAttention's rows with no visible key (attnopt.h, attnopt_empty_rows).
-  int64_t empty_rows;
-  float mask_fill, causal_fill;
-  int64_t fill_once, fill_round;
-  std::vector<int64_t> spatial, window, shift;  // WindowAttention
-  std::string node;  // the graph node's name, for error messages
+  std::string node;
+  FlashAttrs flash;
+  WindowAttrs window;
 };
 
 // The OrtApi chosen at registration (the newest one the runtime offers).
@@ -54,8 +47,6 @@ OrtStatusPtr infer_shape(OrtShapeInferContext* ctx);
 // compute() parsed and checked, on ORT's compute stream.
 OrtStatusPtr cuda_flash(const Kernel& k, OrtKernelContext* ctx, const attnopt_flash_params& p);
 OrtStatusPtr cuda_window(const Kernel& k, OrtKernelContext* ctx, const attnopt_window_params& p);
-// The node's name from ORT ("" when the runtime cannot say).
-std::string node_name(const OrtKernelInfo* info);
 
 }  // namespace attnopt_ort
 

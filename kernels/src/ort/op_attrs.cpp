@@ -1,0 +1,403 @@
+#include "ort/op_attrs.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "common/checked.h"
+#include "common/window_geometry.h"
+
+namespace attnopt_ort {
+namespace {
+
+std::string list_str(const std::vector<int64_t>& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string r = "(";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
+  return r + ")";
+}
+
+std::string wrong_type(const char* name, AttrType got, const char* wanted) {
+  return std::string("attribute '") + name + "' is " + attr_type_name(got) + ", not " + wanted;
+}
+
+bool valid_scale(float s) { return std::isfinite(s) && s > 0.0f; }
+
+std::string scale_range(float s) { return "scale " + std::to_string(s) + " must be finite and > 0"; }
+
+// An optional INT attribute: absent gives def; any other type is refused.
+std::string optional_int(const AttrLookup& attr, const char* name, int64_t def, int64_t* out) {
+  const AttrValue v = attr(name);
+  if (v.type == AttrType::Absent) {
+    *out = def;
+    return "";
+  }
+  if (v.type != AttrType::Int) return wrong_type(name, v.type, "INT");
+  *out = v.i;
+  return "";
+}
+
+// A required INTS attribute with 1 to 3 entries.
+std::string axes_list(const AttrLookup& attr, const char* name, std::vector<int64_t>* out) {
+  const AttrValue v = attr(name);
+  if (v.type == AttrType::Absent) return std::string("the INTS attribute '") + name + "' is required";
+  if (v.type != AttrType::Ints) return wrong_type(name, v.type, "INTS of 1 to 3 entries");
+  if (v.ints.empty() || v.ints.size() > 3) return std::string(name) + " " + list_str(v.ints) + " must have 1 to 3 entries";
+  *out = v.ints;
+  return "";
+}
+
+bool io_dtype(ONNXTensorElementDataType t, attnopt_dtype* out) {
+  switch (t) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: *out = ATTNOPT_F32; return true;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: *out = ATTNOPT_F16; return true;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16: *out = ATTNOPT_BF16; return true;
+    default: return false;
+  }
+}
+
+bool mask_kind(ONNXTensorElementDataType t, attnopt_mask_type* out) {
+  switch (t) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL: *out = ATTNOPT_MASK_BOOL; return true;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT: *out = ATTNOPT_MASK_F32; return true;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16: *out = ATTNOPT_MASK_F16; return true;
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16: *out = ATTNOPT_MASK_BF16; return true;
+    default: return false;
+  }
+}
+
+// Element count of a shape (dims >= 0), or -1 when it is not representable.
+// An empty tensor counts 0 whatever its other dims, which may then multiply
+// past INT64_MAX (nothing of it is ever addressed).
+int64_t numel(const std::vector<int64_t>& s) {
+  for (int64_t d : s)
+    if (d == 0) return 0;
+  int64_t n = 1;
+  for (int64_t d : s)
+    if (!attnopt::mul_within(n, d, attnopt::kInt64Max, &n)) return -1;
+  return n;
+}
+
+// Contiguous strides of a rank-4 shape; all 0 for an empty tensor, which is
+// never addressed (and whose other dims may multiply past INT64_MAX).
+void contiguous4(const std::vector<int64_t>& s, int64_t out[4]) {
+  for (int a = 0; a < 4; ++a) out[a] = 0;
+  if (numel(s) <= 0) return;
+  int64_t n = 1;
+  for (int a = 3; a >= 0; --a) {
+    out[a] = n;
+    n *= s[a];  // numel(s) fits, so every partial product does
+  }
+}
+
+// (B, H, N, D) of a rank-3 (one head) or rank-4 tensor, and its strides.
+struct Dims4 {
+  int64_t b, h, n, d;
+  int64_t stride[4];
+};
+
+bool dims4(const std::vector<int64_t>& s, Dims4* out) {
+  if (numel(s) < 0) return false;
+  int64_t st[4] = {0, 0, 0, 0};
+  for (int64_t d : s)
+    if (d < 0) return false;
+  if (s.size() == 4) {
+    contiguous4(s, st);
+    *out = {s[0], s[1], s[2], s[3], {st[0], st[1], st[2], st[3]}};
+    return true;
+  }
+  if (s.size() == 3) {
+    contiguous4({s[0], 1, s[1], s[2]}, st);
+    *out = {s[0], 1, s[1], s[2], {st[0], 0, st[2], st[3]}};  // one head: head stride 0
+    return true;
+  }
+  return false;
+}
+
+struct Operands {
+  attnopt_dtype dtype;
+  Dims4 q, k, v;
+};
+
+// Q, K and V: one float type, rank 3 or 4, consistent batch, heads, lengths
+// and head dims 1..256; *out_shape is Q's shape with V's head dim.
+std::string read_qkv(const InputInfo& q, const InputInfo& k, const InputInfo& v, Operands* ops,
+                     std::vector<int64_t>* out_shape) {
+  if (!q.present || !k.present || !v.present) return "Q, K and V are required";
+  if (!io_dtype(q.type, &ops->dtype) || k.type != q.type || v.type != q.type)
+    return "Q, K, V must all be float, float16 or bfloat16";
+  if (!dims4(q.shape, &ops->q) || !dims4(k.shape, &ops->k) || !dims4(v.shape, &ops->v))
+    return "Q, K, V must be rank 3 (B,N,D) or rank 4 (B,H,N,D) of representable size; got Q" +
+           shape_str(q.shape) + " K" + shape_str(k.shape) + " V" + shape_str(v.shape);
+  const Dims4 &Q = ops->q, &K = ops->k, &V = ops->v;
+  if (K.b != Q.b || V.b != Q.b || K.h != V.h || K.n != V.n || K.d != Q.d || K.h < 1 || Q.h % K.h != 0)
+    return "inconsistent shapes Q" + shape_str(q.shape) + " K" + shape_str(k.shape) + " V" +
+           shape_str(v.shape) + " (need K,V batch = Q batch, K.D = Q.D, Hq a multiple of Hkv)";
+  if (Q.d < 1 || Q.d > 256 || V.d < 1 || V.d > 256)
+    return "head dims must be 1..256, got Dqk " + std::to_string(Q.d) + " Dv " + std::to_string(V.d);
+  *out_shape = q.shape;
+  out_shape->back() = V.d;
+  if (numel(*out_shape) < 0) return "output " + shape_str(*out_shape) + " is not representable";
+  return "";
+}
+
+void copy4(const int64_t src[4], int64_t dst[4]) { std::memcpy(dst, src, 4 * sizeof(int64_t)); }
+
+}  // namespace
+
+const char* attr_type_name(AttrType t) {
+  switch (t) {
+    case AttrType::Absent: return "absent";
+    case AttrType::Int: return "INT";
+    case AttrType::Float: return "FLOAT";
+    case AttrType::String: return "STRING";
+    case AttrType::Ints: return "INTS";
+    case AttrType::Floats: return "FLOATS";
+    case AttrType::EmptyOrOther: return "an empty list, a tensor or a graph";
+    case AttrType::Ambiguous: return "of more than one type at once";
+  }
+  return "of an unknown type";
+}
+
+std::string parse_flash_attrs(const AttrLookup& attr, FlashAttrs* out) {
+  const AttrValue s = attr("scale");
+  if (s.type != AttrType::Absent) {
+    if (s.type != AttrType::Float) return wrong_type("scale", s.type, "FLOAT");
+    if (!valid_scale(s.f)) return scale_range(s.f);
+    out->has_scale = true;
+    out->scale = s.f;
+  }
+  int64_t causal = 0;
+  std::string err = optional_int(attr, "causal", 0, &causal);
+  if (!err.empty()) return err;
+  if (causal != 0 && causal != 1) return "causal " + std::to_string(causal) + " must be 0 or 1";
+  out->causal = causal == 1;
+  err = optional_int(attr, "sliding_window", 0, &out->sliding_window);
+  if (!err.empty()) return err;
+  if (out->sliding_window < 0 || (out->sliding_window > 0 && !out->causal))
+    return "sliding_window " + std::to_string(out->sliding_window) +
+           " must be >= 0 and needs causal=1 when > 0";
+  // Rows with no visible key: all optional.
+  err = optional_int(attr, "empty_rows", 0, &out->empty_rows);
+  if (!err.empty()) return err;
+  if (out->empty_rows < 0 || out->empty_rows > 2)
+    return "empty_rows " + std::to_string(out->empty_rows) +
+           " must be 0 (zeros), 1 (literal) or 2 (literal, zeros where all -inf)";
+  for (const char* name : {"fill_once", "fill_round"}) {
+    int64_t v = 0;
+    err = optional_int(attr, name, 0, &v);
+    if (!err.empty()) return err;
+    if (v != 0 && v != 1) return std::string(name) + " " + std::to_string(v) + " must be 0 or 1";
+    (name[5] == 'o' ? out->fill_once : out->fill_round) = v == 1;
+  }
+  for (const char* name : {"mask_fill", "causal_fill"}) {
+    const AttrValue f = attr(name);
+    if (f.type == AttrType::Absent) continue;
+    if (f.type != AttrType::Float) return wrong_type(name, f.type, "FLOAT");
+    if (std::isnan(f.f) || f.f == INFINITY) return std::string(name) + " must be -inf or finite";
+    (name[0] == 'm' ? out->mask_fill : out->causal_fill) = f.f;
+  }
+  return "";
+}
+
+std::string parse_window_attrs(const AttrLookup& attr, WindowAttrs* out) {
+  const AttrValue s = attr("scale");
+  if (s.type == AttrType::Absent) return "the FLOAT attribute 'scale' is required";
+  if (s.type != AttrType::Float) return wrong_type("scale", s.type, "FLOAT");
+  if (!valid_scale(s.f)) return scale_range(s.f);
+  out->scale = s.f;
+  std::string err = axes_list(attr, "spatial_shape", &out->spatial);
+  if (err.empty()) err = axes_list(attr, "window", &out->window);
+  if (!err.empty()) return err;
+  if (out->window.size() != out->spatial.size())
+    return "window " + list_str(out->window) + " and spatial_shape " + list_str(out->spatial) +
+           " differ in length";
+  const AttrValue sh = attr("shift");
+  if (sh.type == AttrType::Absent) {
+    out->shift.assign(out->spatial.size(), 0);
+  } else if (sh.type != AttrType::Ints) {
+    return wrong_type("shift", sh.type, "INTS as long as spatial_shape");
+  } else if (sh.ints.size() != out->spatial.size()) {
+    return "shift " + list_str(sh.ints) + " and spatial_shape " + list_str(out->spatial) +
+           " differ in length";
+  } else {
+    out->shift = sh.ints;
+  }
+  for (size_t a = 0; a < out->spatial.size(); ++a)
+    if (out->spatial[a] < 1 || out->window[a] < 1)
+      return "spatial_shape " + list_str(out->spatial) + " and window " + list_str(out->window) +
+             " must be >= 1";
+  attnopt::WindowGeometry g;
+  if (!attnopt::make_window_geometry(static_cast<int>(out->spatial.size()), out->spatial.data(), out->window.data(),
+                                     out->shift.data(), &g))
+    return "spatial_shape " + list_str(out->spatial) + " has more than " +
+           std::to_string(attnopt::kInt64Max) + " tokens";
+  return "";
+}
+
+std::string flash_params_from(const FlashAttrs& a, const InputInfo& q, const InputInfo& k, const InputInfo& v,
+                              const InputInfo& mask, attnopt_flash_params* p, std::vector<int64_t>* out_shape,
+                              bool* empty) {
+  Operands ops;
+  std::string err = read_qkv(q, k, v, &ops, out_shape);
+  if (!err.empty()) return err;
+  *p = attnopt_flash_params{};
+  p->dtype = ops.dtype;
+  p->batch = ops.q.b;
+  p->heads_q = ops.q.h;
+  p->heads_kv = ops.k.h;
+  p->len_q = ops.q.n;
+  p->len_k = ops.k.n;
+  p->dim_qk = ops.q.d;
+  p->dim_v = ops.v.d;
+  copy4(ops.q.stride, p->q.stride);
+  copy4(ops.k.stride, p->k.stride);
+  copy4(ops.v.stride, p->v.stride);
+  Dims4 o;
+  dims4(*out_shape, &o);
+  copy4(o.stride, p->o_stride);
+  p->scale = a.has_scale ? a.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(p->dim_qk)));
+  p->causal = a.causal ? 1 : 0;
+  p->window = a.sliding_window;
+  p->empty_rows = static_cast<int>(a.empty_rows);
+  p->mask_fill = a.mask_fill;
+  p->causal_fill = a.causal_fill;
+  p->fill_once = a.fill_once ? 1 : 0;
+  p->fill_dtype = a.fill_round ? p->dtype : ATTNOPT_F32;
+  if (mask.present) {
+    if (!mask_kind(mask.type, &p->mask_type))
+      return "mask must be bool, float, float16 or bfloat16";
+    // numpy broadcasting, right-aligned, against (B, Hq, Nq, Nk); never expanded.
+    const int64_t target[4] = {p->batch, p->heads_q, p->len_q, p->len_k};
+    const size_t r = mask.shape.size();
+    if (r < 2 || r > 4) return "mask must have rank 2..4, got " + shape_str(mask.shape);
+    const std::vector<int64_t> full = {target[0], target[1], target[2], target[3]};
+    for (int ax = 0; ax < 4; ++ax) {
+      const int64_t dim = ax >= static_cast<int>(4 - r) ? mask.shape[ax - (4 - r)] : 1;
+      if (dim != 1 && dim != target[ax])
+        return "mask " + shape_str(mask.shape) + " does not broadcast to (B,Hq,Nq,Nk) = " +
+               shape_str(full);
+    }
+    int64_t n = 1;  // the mask's own contiguous strides; broadcast axes read at stride 0
+    if (numel(mask.shape) > 0)
+      for (int ax = 3; ax >= 0; --ax) {
+        const int64_t dim = ax >= static_cast<int>(4 - r) ? mask.shape[ax - (4 - r)] : 1;
+        p->mask_stride[ax] = dim == 1 ? 0 : n;
+        n *= dim;  // the mask's size fits, so every partial product does
+      }
+  }
+  *empty = numel(*out_shape) == 0;
+  return "";
+}
+
+std::string window_params_from(const WindowAttrs& a, const InputInfo& q, const InputInfo& k, const InputInfo& v,
+                               attnopt_window_params* p, std::vector<int64_t>* out_shape, bool* empty) {
+  Operands ops;
+  std::string err = read_qkv(q, k, v, &ops, out_shape);
+  if (!err.empty()) return err;
+  if (ops.k.n != ops.q.n) return "Q and K must have the same number of tokens";
+  *p = attnopt_window_params{};
+  p->dtype = ops.dtype;
+  p->batch = ops.q.b;
+  p->heads_q = ops.q.h;
+  p->heads_kv = ops.k.h;
+  p->len = ops.q.n;
+  p->dim_qk = ops.q.d;
+  p->dim_v = ops.v.d;
+  copy4(ops.q.stride, p->q.stride);
+  copy4(ops.k.stride, p->k.stride);
+  copy4(ops.v.stride, p->v.stride);
+  Dims4 o;
+  dims4(*out_shape, &o);
+  copy4(o.stride, p->o_stride);
+  p->ndim = static_cast<int>(a.spatial.size());
+  int64_t tokens = 0;
+  if (p->ndim < 1 || p->ndim > 3 || a.window.size() != a.spatial.size() || a.shift.size() != a.spatial.size() ||
+      !attnopt::product_within(a.spatial.data(), p->ndim, attnopt::kInt64Max, &tokens))
+    return "spatial_shape " + list_str(a.spatial) + " is not a representable grid";
+  for (int ax = 0; ax < p->ndim; ++ax) {
+    p->grid[ax] = a.spatial[ax];
+    p->window[ax] = a.window[ax];
+    p->shift[ax] = a.shift[ax];
+  }
+  if (tokens != p->len)
+    return "spatial_shape " + list_str(a.spatial) + " has " + std::to_string(tokens) +
+           " tokens but Q has " + std::to_string(p->len);
+  p->scale = a.scale;
+  *empty = numel(*out_shape) == 0;
+  return "";
+}
+
+AttrValue read_attr(const OrtApi* api, const OrtKernelInfo* info, const char* name) {
+  // ONNX Runtime's scalar getters check the field type; its list getters
+  // succeed for any attribute present (with that list's entries, often
+  // none), so together they tell absent, each type, and a proto that fills
+  // several fields. A failure message naming a type mismatch also counts as
+  // present, in case a runtime checks list types too.
+  bool present = false;
+  auto ok = [&](OrtStatus* st) {
+    if (!st) return true;
+    const char* msg = api->GetErrorMessage(st);
+    if (msg && (std::strstr(msg, "don't match") || std::strstr(msg, "is of type"))) present = true;
+    api->ReleaseStatus(st);
+    return false;
+  };
+  AttrValue v;
+  int scalars = 0;
+  int64_t i = 0;
+  float f = 0.0f;
+  size_t len = 0, ni = 0, nf = 0;
+  if (ok(api->KernelInfoGetAttribute_int64(info, name, &i))) {
+    v.type = AttrType::Int;
+    v.i = i;
+    ++scalars;
+  }
+  if (ok(api->KernelInfoGetAttribute_float(info, name, &f))) {
+    v.type = AttrType::Float;
+    v.f = f;
+    ++scalars;
+  }
+  if (ok(api->KernelInfoGetAttribute_string(info, name, nullptr, &len))) {
+    v.type = AttrType::String;
+    ++scalars;
+  }
+  const bool ints = ok(api->KernelInfoGetAttributeArray_int64(info, name, nullptr, &ni));
+  const bool floats = ok(api->KernelInfoGetAttributeArray_float(info, name, nullptr, &nf));
+  present = present || scalars > 0 || ints || floats;
+  const int lists = (ni > 0) + (nf > 0);
+  if (scalars + lists > 1) return AttrValue{AttrType::Ambiguous, 0, 0.0f, {}};
+  if (scalars == 1) return v;
+  if (ni > 0) {
+    v.type = AttrType::Ints;
+    v.ints.resize(ni);
+    size_t n = ni;
+    if (!ok(api->KernelInfoGetAttributeArray_int64(info, name, v.ints.data(), &n)) || n != ni)
+      return AttrValue{AttrType::Ambiguous, 0, 0.0f, {}};
+    return v;
+  }
+  if (nf > 0) return AttrValue{AttrType::Floats, 0, 0.0f, {}};
+  return AttrValue{present ? AttrType::EmptyOrOther : AttrType::Absent, 0, 0.0f, {}};
+}
+
+std::string node_name(const OrtApi* api, const OrtKernelInfo* info) {
+  size_t size = 0;
+  OrtStatus* st = api->KernelInfo_GetNodeName(info, nullptr, &size);
+  if (st || size == 0) {
+    if (st) api->ReleaseStatus(st);
+    return "";
+  }
+  std::string name(size, '\0');
+  st = api->KernelInfo_GetNodeName(info, &name[0], &size);
+  if (st) {
+    api->ReleaseStatus(st);
+    return "";
+  }
+  name.resize(std::strlen(name.c_str()));
+  return name;
+}
+
+}  // namespace attnopt_ort
