@@ -1,7 +1,10 @@
 package passes
 
 import (
+	"fmt"
+
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/opdef"
 )
 
 // attnoptTarget rewrites into attnopt.FlashAttention (docs/design.md §4), run by
@@ -20,12 +23,30 @@ func (attnoptTarget) OnCUDA(o *SDPA) CUDAPath {
 }
 func (attnoptTarget) Owns(n *graph.Node) bool { return n.Domain == "attnopt" }
 
+// Accept refuses what the kernels would refuse at run time (internal/opdef,
+// docs/ops.md): Q's type, a static head size outside the kernels' limit,
+// and a mask of a type or rank the op does not take. The site is then left
+// as it was, with the reason.
 func (attnoptTarget) Accept(o *SDPA) error {
-	switch o.DType() {
-	case graph.Float32, graph.Float16, graph.BFloat16:
-		return nil
+	op := opdef.FlashAttention
+	if q := op.Input("Q"); !q.Takes(o.DType()) {
+		return &Reject{At: o.Q.Name, Reason: "FlashAttention takes " + opdef.TypesText(q.Types) + ", not " + o.DType().String()}
 	}
-	return &Reject{At: o.Q.Name, Reason: "FlashAttention takes float32, float16 or bfloat16, not " + o.DType().String()}
+	dqk, ok1 := o.HeadDim().Value()
+	dv, ok2 := o.VHeadDim().Value()
+	if (ok1 && !opdef.HeadDimOK(dqk)) || (ok2 && !opdef.HeadDimOK(dv)) {
+		return &Reject{At: o.Q.Name, Reason: fmt.Sprintf("head sizes Dqk %s, Dv %s: FlashAttention's kernels take %d..%d (use --target ort)",
+			o.HeadDim(), o.VHeadDim(), opdef.HeadDimMin, opdef.HeadDimMax)}
+	}
+	if m := op.Input("mask"); o.Mask != nil && o.Mask.Type.Ranked {
+		if dt := o.Mask.Type.DType; dt != graph.Undefined && !m.Takes(dt) {
+			return &Reject{At: o.Mask.Name, Reason: "FlashAttention's mask is " + opdef.TypesText(m.Types) + ", not " + dt.String()}
+		}
+		if r := o.Mask.Type.Rank(); r < m.MinRank || r > m.MaxRank {
+			return &Reject{At: o.Mask.Name, Reason: fmt.Sprintf("a mask of rank %d: FlashAttention takes rank %d..%d", r, m.MinRank, m.MaxRank)}
+		}
+	}
+	return nil
 }
 
 // Lower: FlashAttention is the canonical op's semantics, operand for
