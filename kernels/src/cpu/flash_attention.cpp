@@ -112,17 +112,20 @@ extern "C" int attnopt_cpu_flash_attention_fwd(const attnopt_flash_params* p) {
   const double work = static_cast<double>(p->batch * p->heads_q) * static_cast<double>(p->len_q) *
                       static_cast<double>(p->len_k) * static_cast<double>(p->dim_qk + p->dim_v);
   // Chunks share keys (and packed tiles) when a kv head has several of them
-  // per key split. Then every kv head's tiles are packed once, before the
-  // chunks, when they fit the budget (else each thread keeps the last head's).
+  // per key split; each thread keeps the last kv head's tiles.
   const bool reuse_keys = chunks > 1;
-  const int64_t head_floats = packed_key_floats(core, w.split_len);
-  const bool prepack = reuse_keys && w.splits == 1 && kv * head_floats <= cpu_packed_budget();
   // A mask with a query axis but no head axis is the same for every head:
   // the heads of one query chunk then run one after another, so the chunk's
   // mask rows are read once, not once per head (a bool mask is turned into
-  // bits, 8 times smaller, which the next heads' chunks read).
-  const bool heads_inner = prepack && p->mask_type != ATTNOPT_MASK_NONE && p->mask_stride[2] != 0 &&
-                           p->mask_stride[1] == 0 && p->heads_q > 1;
+  // bits, 8 times smaller, which the next heads' chunks read). That order
+  // needs every kv head's tiles at once: they are packed before the chunks,
+  // when they fit the budget. (Elsewhere the per-thread tiles are cheaper: a
+  // fresh store of all heads costs its page faults on every call.)
+  const int64_t head_floats = packed_key_floats(core, w.split_len);
+  const bool heads_inner = reuse_keys && w.splits == 1 && p->mask_type != ATTNOPT_MASK_NONE &&
+                           p->mask_stride[2] != 0 && p->mask_stride[1] == 0 && p->heads_q > 1 &&
+                           kv * head_floats <= cpu_packed_budget();
+  const bool prepack = heads_inner;
   auto item_of = [&](int64_t i) {
     Item it;
     if (heads_inner) {  // batch, query chunk, kv head, head chunk
