@@ -12,6 +12,9 @@ type Options struct {
 	Target     string
 	VerifyEach bool // run the graph verifier after every pass
 	Approx     ApproxOptions
+	// MinScores (bytes; 0 = none) leaves exact sites whose score tensor is
+	// known and smaller alone (rewrite --min-scores; see belowMinScores).
+	MinScores int64
 
 	scope *nestScope // set when rewriting a subgraph (passes/rewrite_nested.go)
 }
@@ -163,6 +166,11 @@ func liftPass(c *Context) error {
 	for _, s := range c.Match.Sites {
 		a := Action{Site: s, Op: c.Target.Op(), Plan: choosePlan(s, c.Opts.Approx)}
 		build := func(e *emitter) (*graph.Value, error) { return liftSite(e, s) }
+		if why := belowMinScores(a.Plan, c.Opts.MinScores); why != "" {
+			a.Reason = why
+			c.Actions = append(c.Actions, a)
+			continue
+		}
 		switch {
 		case a.Plan.Approximate():
 			if a.Plan.Kind == PlanWindow {
