@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CI for kernels/: build the CPU library, the ONNX Runtime custom-op library
-# and the tests, run ctest (with ONNX Runtime's real CPU library), then make
+# and the tests, run ctest (with ONNX Runtime's real CPU library), print the
+# CPU regression A/B against the merge base (bench/cpu_ab.py --quick), then make
 # sure every CUDA source compiles for sm_75, sm_80, sm_86 and sm_90 with
 # CUDA 13.0's nvcc from PyPI (scripts/install-cuda.sh; no root needed).
 # Usage (from anywhere): bash kernels/ci.sh
@@ -32,6 +33,18 @@ cmake -S "$here" -B "$build/cpu" -DCMAKE_BUILD_TYPE=Release -DATTNOPT_CUDA=OFF \
 cmake --build "$build/cpu" -j "$jobs"
 ctest --test-dir "$build/cpu" --output-on-failure
 echo "CPU build + tests: $(( $(stamp) - t0 ))s"
+
+# The CPU library against the merge base on the regression table's small
+# sizes (bench/cpu_ab.py): printed for the log, never failing on timing
+# (it fails only when this tree's library does).
+echo "== kernels: CPU regression A/B (--quick)"
+t0=$(stamp)
+if command -v python3 >/dev/null 2>&1; then
+  python3 "$here/bench/cpu_ab.py" --quick --rounds 5 --build "$build/cpu" --cache "$build/ab"
+else
+  echo "skipped: python3 not found"
+fi
+echo "CPU A/B: $(( $(stamp) - t0 ))s"
 
 echo "== kernels: CUDA toolkit"
 t0=$(stamp)

@@ -16,7 +16,7 @@ being available (a shallow clone) is reported and skipped.
 
 --b COMMIT measures that commit instead of the working tree (to A/B two old
 commits); --quick runs the table's small sizes (CI, about a minute).
-A's library is built once per commit under kernels/build/ab/ (kept).
+A's library is built once per commit under --cache (default kernels/build/ab/, kept).
 Standard library only; needs git, cmake and a C++ compiler.
 """
 import argparse
@@ -56,9 +56,9 @@ def cmake_build(src, build, targets, tests):
                    text=True)
 
 
-def commit_library(sha):
-    """Builds libattnopt_cpu.so of commit sha (its kernels/ only), once."""
-    top = os.path.join(KERNELS, "build", "ab", sha[:12])
+def commit_library(sha, cache=os.path.join(KERNELS, "build", "ab")):
+    """Builds libattnopt_cpu.so of commit sha (its kernels/ only) under cache, once."""
+    top = os.path.join(cache, sha[:12])
     lib = os.path.join(top, "build", "libattnopt_cpu.so")
     if os.path.exists(lib):
         return lib
@@ -85,6 +85,8 @@ def main():
     ap.add_argument("--b", help="commit of side B (default: the working tree)")
     ap.add_argument("--build", default=os.path.join(KERNELS, "build", "cpu"),
                     help="build folder of the working tree (configured here when missing)")
+    ap.add_argument("--cache", default=os.path.join(KERNELS, "build", "ab"),
+                    help="where the commits' libraries are built and kept")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--quick", action="store_true")
@@ -102,8 +104,8 @@ def main():
     driver = os.path.join(a.build, "cpu_ab_driver")
     try:
         base = git("rev-parse", a.base or merge_base())
-        lib_a = commit_library(base)
-        lib_b = commit_library(git("rev-parse", a.b)) if a.b else os.path.join(a.build, "libattnopt_cpu.so")
+        lib_a = commit_library(base, a.cache)
+        lib_b = commit_library(git("rev-parse", a.b), a.cache) if a.b else os.path.join(a.build, "libattnopt_cpu.so")
     except subprocess.CalledProcessError as e:
         print(f"cpu_ab: skipped: a commit could not be built ({' '.join(e.cmd[:4])} ...): {e.stderr}".strip())
         return 0
