@@ -17,6 +17,9 @@ type Options struct {
 	// before the canonical op stated the source's fills (rows.go), so a
 	// test can show validation catches that.
 	ZeroEmptyRows bool
+	// MinScores (bytes; 0 = none) leaves exact sites whose score tensor is
+	// known and smaller alone (rewrite --min-scores; see belowMinScores).
+	MinScores int64
 
 	scope *nestScope // set when rewriting a subgraph (passes/rewrite_nested.go)
 }
@@ -181,6 +184,11 @@ func liftPass(c *Context) error {
 	for _, s := range c.Match.Sites {
 		a := Action{Site: s, Op: c.Target.Op(), Plan: choosePlan(s, c.Opts.Approx)}
 		build := func(e *emitter) (*graph.Value, error) { return liftSite(e, s, c.Opts.ZeroEmptyRows) }
+		if why := belowMinScores(a.Plan, c.Opts.MinScores); why != "" {
+			a.Reason = why
+			c.Actions = append(c.Actions, a)
+			continue
+		}
 		switch {
 		case a.Plan.Approximate():
 			if a.Plan.Kind == PlanWindow {
