@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/attnopt/attnopt/passes"
 )
 
 // listLimit caps the node and initializer lists of the text and Markdown
@@ -63,7 +65,7 @@ func opsetText(v int64) string {
 }
 
 func (r *Report) title() string {
-	if r.Kind == "rewrite" {
+	if r.Kind == KindRewrite {
 		return "attnopt rewrite report"
 	}
 	return "attnopt diff"
@@ -71,14 +73,17 @@ func (r *Report) title() string {
 
 func dimText(v any) string { return fmt.Sprint(v) }
 
-func (s *SiteReport) maskText() string {
+func (s *SiteReport) maskText() string { return maskText(s.Mask, s.Causal) }
+
+// maskText is a site's mask in tables: its kind, "causal", or both.
+func maskText(m passes.MaskKind, causal bool) string {
 	switch {
-	case s.Causal && s.Mask == "none":
+	case causal && m == passes.MaskNone:
 		return "causal"
-	case s.Causal:
-		return s.Mask + "+causal"
+	case causal:
+		return string(m) + "+causal"
 	}
-	return s.Mask
+	return string(m)
 }
 
 // opText is the fused op, with the approximation when there is one.
@@ -93,7 +98,7 @@ func (s *SiteReport) verdict() string {
 	if s.Validation == nil {
 		return ""
 	}
-	return s.Validation.Verdict
+	return string(s.Validation.Verdict)
 }
 
 // worst is the largest max-abs error of a site's validation.
@@ -136,7 +141,7 @@ func initText(i InitInfo) string {
 // within its bound, or APPROXIMATE when it has none (not a pass).
 func outputVerdict(c *SiteValidation, m *OutputMetrics) string {
 	switch {
-	case c.Verdict == "APPROXIMATE":
+	case c.Verdict == VerdictApproximate:
 		return "APPROXIMATE (not a pass)"
 	case !m.Pass:
 		return "FAIL"
@@ -149,7 +154,7 @@ func outputVerdict(c *SiteValidation, m *OutputMetrics) string {
 func changedSigs(cs []SigChange) int {
 	n := 0
 	for _, c := range cs {
-		if c.Status != "same" {
+		if c.Status != SigSame {
 			n++
 		}
 	}

@@ -12,13 +12,6 @@ import (
 // CheckSchemaV1 names the JSON schema of Check (report/schema/check.v1.json).
 const CheckSchemaV1 = "attnopt.check/v1"
 
-// Check statuses of one unfused site.
-const (
-	CheckOK      = "ok"      // score tensor within the budget
-	CheckOver    = "over"    // score tensor larger than the budget
-	CheckUnknown = "unknown" // a dim is symbolic: pin it with --dim or --shape
-)
-
 // Check is the `attnopt check` report: every unfused attention site of a
 // model with its score tensor against a per-site memory budget. It fails
 // when a site is over the budget, and, when Strict, also when a site's size
@@ -40,15 +33,15 @@ type Check struct {
 
 // CheckSite is one unfused site.
 type CheckSite struct {
-	ID         int       `json:"id"`
-	Subgraph   string    `json:"subgraph,omitempty"` // for a site inside an If/Loop body: its path
-	Softmax    string    `json:"softmax"`
-	Variant    string    `json:"variant"`
-	DType      string    `json:"dtype"`
-	Shape      SiteShape `json:"shape"`
-	ScoreBytes *int64    `json:"score_bytes"`
-	FusedBytes *int64    `json:"fused_bytes"`
-	Status     string    `json:"status"`
+	ID         int         `json:"id"`
+	Subgraph   string      `json:"subgraph,omitempty"` // for a site inside an If/Loop body: its path
+	Softmax    string      `json:"softmax"`
+	Variant    string      `json:"variant"`
+	DType      string      `json:"dtype"`
+	Shape      SiteShape   `json:"shape"`
+	ScoreBytes *int64      `json:"score_bytes"`
+	FusedBytes *int64      `json:"fused_bytes"`
+	Status     CheckStatus `json:"status"`
 }
 
 // NewCheck checks the sites of m against budget bytes per site.

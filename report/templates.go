@@ -135,7 +135,7 @@ func mdCode(s string) string {
 // these declare UTF-8), so text goes through this to keep the reports'
 // bytes, "+1" and "mask+causal" as they read. Attributes and everything
 // not passed through it keep html/template's contextual escaping.
-func htmlText(s string) htmltemplate.HTML { return htmltemplate.HTML(html.EscapeString(s)) }
+func htmlText(v any) htmltemplate.HTML { return htmltemplate.HTML(html.EscapeString(fmt.Sprint(v))) }
 
 func bytesData(p *int64) string {
 	if p == nil {
