@@ -91,9 +91,12 @@ func (c change) String() string { return [...]string{"removed", "added", "change
 func (c change) Sign() string { return [...]string{"-", "+", "~"}[c] }
 func (c change) Mark() string { return [...]string{"−", "+", "~"}[c] }
 
+// nodeRow is one node that changed: its label and op ("domain.Op"). Rows
+// are flat structs: templates find a field of an embedded struct by a
+// slower search, and the node lists are most of a report's rows.
 type nodeRow struct {
-	Change change
-	NodeRef
+	Change   change
+	Name, Op string
 }
 
 // nodeList is every node that changed (HTML lists all) and the ones text
@@ -184,7 +187,7 @@ func newNodeList(n NodeDiff) nodeList {
 		list []NodeRef
 	}{{removed, n.Removed}, {added, n.Added}, {changed, n.Changed}} {
 		for i, x := range k.list {
-			row := nodeRow{k.c, x}
+			row := nodeRow{k.c, x.Name, x.OpName()}
 			l.All = append(l.All, row)
 			if i < listLimit {
 				l.Listed = append(l.Listed, row)
