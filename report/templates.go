@@ -85,7 +85,7 @@ func executeHTML(w io.Writer, name string, data any) error {
 var (
 	cellBreaks = strings.NewReplacer("\t", " ", "\n", " ")
 	mdCellText = strings.NewReplacer("|", `\|`, "\n", " ", "`", "'")
-	mdCodeText = strings.NewReplacer("`", "'", "|", `\|`)
+	mdCodeText = strings.NewReplacer("`", "'", "|", `\|`, "\n", " ")
 )
 
 // textRow is one line of a text table: cells joined by tabs, each without
@@ -130,7 +130,8 @@ func mdCell(s string) string {
 	return mdCellText.Replace(s)
 }
 
-// mdCode is s as inline code in a table cell.
+// mdCode is s as inline code in a table cell, which a line break would end
+// (as mdCell's does).
 func mdCode(s string) string {
 	if s == "" {
 		return "–"
