@@ -3,6 +3,7 @@ package passes
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/attnopt/attnopt/graph"
 )
@@ -268,9 +269,10 @@ func liftMHA(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
 	return s, nil
 }
 
-// liftVariant names a lifted site's form, as variantName does for patterns.
+// liftVariant names a lifted site's form, as variantName does for patterns:
+// liftedLead, then the form.
 func liftVariant(s *Site) string {
-	v := "lifted:" + opName(s.Lifted)
+	v := liftedLead(s)
 	if s.PackedHeads {
 		v += "/rank3"
 	} else {
@@ -284,6 +286,20 @@ func liftVariant(s *Site) string {
 		v += "/kv-cache"
 	}
 	return v
+}
+
+// liftedLead is what a lifted site's variant says before its form: the op
+// it was lifted from.
+func liftedLead(s *Site) string { return "lifted:" + opName(s.Lifted) }
+
+// LiftedForm is a lifted site's form ("rank3/scale-default/causal"), its
+// variant less the op it was lifted from; "" for a site of a pattern.
+// Reports show it beside the op (report/format.go).
+func LiftedForm(s *Site) string {
+	if s.Lifted == nil {
+		return ""
+	}
+	return strings.TrimPrefix(s.Variant, liftedLead(s)+"/")
 }
 
 // liftedSame says why a target leaves a lifted site alone: its op already

@@ -120,7 +120,11 @@ func runRewrite(o *rewriteOptions) error {
 		return err
 	}
 	if err := m.CheckCarry(filepath.Dir(out)); err != nil {
-		return &graph.InputError{File: o.model, Msg: err.(*graph.InputError).Msg}
+		var ie *graph.InputError
+		if !errors.As(err, &ie) {
+			return err
+		}
+		return &graph.InputError{File: o.model, Msg: ie.Msg, Err: err}
 	}
 	o.report.snapshot(o.model, m, o.json)
 	approx, err := o.approx.options()
@@ -141,7 +145,7 @@ func runRewrite(o *rewriteOptions) error {
 	if err != nil {
 		var me *passes.ModelError
 		if errors.As(err, &me) {
-			return &graph.InputError{File: o.model, Msg: me.Msg}
+			return &graph.InputError{File: o.model, Msg: me.Msg, Err: err}
 		}
 		return fmt.Errorf("%s: %w", o.model, err)
 	}
