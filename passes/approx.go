@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/emit"
 )
 
 // Builders of the approximate plans. They work on the site's tokens in the
@@ -13,23 +14,23 @@ import (
 // projection is linear per token (1×1 convs, Linear), which it is in the
 // models this targets; it needs no change to the model's own nodes.
 
-func buildApprox(e *emitter, s *Site, p *Plan) (*graph.Value, error) {
+func buildApprox(e *emit.Emitter, s *Site, p *Plan) (*graph.Value, error) {
 	q, k, v := scaledQ(e, s), naturalK(e, s), naturalV(e, s)
 	if s.Rank == 2 {
-		q, k, v = e.unsqueeze(q, 0), e.unsqueeze(k, 0), e.unsqueeze(v, 0)
+		q, k, v = e.Unsqueeze(q, 0), e.Unsqueeze(k, 0), e.Unsqueeze(v, 0)
 	}
 	var out *graph.Value
 	switch p.Kind {
 	case PlanWindow:
-		out = e.op("WindowAttention", "attnopt", []*graph.Value{q, k, v},
+		out = e.Op("WindowAttention", "attnopt", []*graph.Value{q, k, v},
 			graph.IntsAttr("spatial_shape", p.Grid.Dims), graph.IntsAttr("window", p.Window),
 			graph.IntsAttr("shift", p.Shift), graph.FloatAttr("scale", float32(s.Scale)))
 	case PlanPoolKV:
 		k, v = poolTokens(e, k, p.Grid.Dims, p.Stride), poolTokens(e, v, p.Grid.Dims, p.Stride)
 		out = emitSDPA(e, s.ID, q, k, v, nil, s.Scale, false, 0, Rows{})
 	case PlanPoolQKV:
-		if e.opset < 11 {
-			return nil, fmt.Errorf("pool qkv needs Resize with sizes (opset 11 or later), the model has opset %d", e.opset)
+		if e.Opset < 11 {
+			return nil, fmt.Errorf("pool qkv needs Resize with sizes (opset 11 or later), the model has opset %d", e.Opset)
 		}
 		small := pooled(p.Grid.Dims, p.Stride)
 		o := emitSDPA(e, s.ID, poolTokens(e, q, p.Grid.Dims, p.Stride), poolTokens(e, k, p.Grid.Dims, p.Stride), poolTokens(e, v, p.Grid.Dims, p.Stride), nil, s.Scale, false, 0, Rows{})
@@ -38,60 +39,60 @@ func buildApprox(e *emitter, s *Site, p *Plan) (*graph.Value, error) {
 		return nil, fmt.Errorf("unknown plan %q", p.Kind)
 	}
 	if s.Rank == 2 {
-		out = e.squeeze(out, 0)
+		out = e.Squeeze(out, 0)
 	}
 	return restoreOutput(e, s, out), nil
 }
 
 // gridView reshapes tokens (…, N, D) to (X, D, g…), the layout pooling and
 // Resize read.
-func gridView(e *emitter, t *graph.Value, grid []int64) *graph.Value {
+func gridView(e *emit.Emitter, t *graph.Value, grid []int64) *graph.Value {
 	target := append([]int64{-1}, grid...)
-	d := e.shapeSlice(t, -1, 1<<62)
-	shape := e.op("Concat", "", []*graph.Value{e.i64(target...), d}, graph.IntAttr("axis", 0))
-	x := e.op("Reshape", "", []*graph.Value{t, shape})
+	d := e.ShapeSlice(t, -1, 1<<62)
+	shape := e.Op("Concat", "", []*graph.Value{e.I64(target...), d}, graph.IntAttr("axis", 0))
+	x := e.Op("Reshape", "", []*graph.Value{t, shape})
 	r := int64(len(grid) + 2)
 	perm := []int64{0, r - 1}
 	for i := int64(1); i < r-1; i++ {
 		perm = append(perm, i)
 	}
-	return e.transpose(x, perm...)
+	return e.Transpose(x, perm...)
 }
 
 // tokensOf turns (X, D, g…) back into tokens shaped like like[:-2] ++ [-1, D].
-func tokensOf(e *emitter, x, like *graph.Value) *graph.Value {
+func tokensOf(e *emit.Emitter, x, like *graph.Value) *graph.Value {
 	r := int64(x.Type.Rank())
 	perm := []int64{0}
 	for i := int64(2); i < r; i++ {
 		perm = append(perm, i)
 	}
 	perm = append(perm, 1)
-	y := e.transpose(x, perm...)
+	y := e.Transpose(x, perm...)
 	lr := int64(like.Type.Rank())
-	lead := e.shapeSlice(like, 0, lr-2)
-	d := e.shapeSlice(y, -1, 1<<62)
-	shape := e.op("Concat", "", []*graph.Value{lead, e.i64(-1), d}, graph.IntAttr("axis", 0))
-	return e.op("Reshape", "", []*graph.Value{y, shape})
+	lead := e.ShapeSlice(like, 0, lr-2)
+	d := e.ShapeSlice(y, -1, 1<<62)
+	shape := e.Op("Concat", "", []*graph.Value{lead, e.I64(-1), d}, graph.IntAttr("axis", 0))
+	return e.Op("Reshape", "", []*graph.Value{y, shape})
 }
 
 // poolTokens averages each stride^d block of grid cells (border blocks over
 // the cells they hold).
-func poolTokens(e *emitter, t *graph.Value, grid []int64, stride int64) *graph.Value {
+func poolTokens(e *emit.Emitter, t *graph.Value, grid []int64, stride int64) *graph.Value {
 	x := gridView(e, t, grid)
 	k := make([]int64, len(grid))
 	for i := range k {
 		k[i] = stride
 	}
-	p := e.op("AveragePool", "", []*graph.Value{x}, graph.IntsAttr("kernel_shape", k), graph.IntsAttr("strides", k),
+	p := e.Op("AveragePool", "", []*graph.Value{x}, graph.IntsAttr("kernel_shape", k), graph.IntsAttr("strides", k),
 		graph.IntAttr("ceil_mode", 1), graph.IntAttr("count_include_pad", 0))
 	return tokensOf(e, p, t)
 }
 
 // upsampleTokens resizes the pooled output back to the full grid.
-func upsampleTokens(e *emitter, o, q *graph.Value, small, grid []int64, mode string) *graph.Value {
+func upsampleTokens(e *emit.Emitter, o, q *graph.Value, small, grid []int64, mode string) *graph.Value {
 	x := gridView(e, o, small)
-	lead := e.shapeSlice(x, 0, 2)
-	sizes := e.op("Concat", "", []*graph.Value{lead, e.i64(grid...)}, graph.IntAttr("axis", 0))
+	lead := e.ShapeSlice(x, 0, 2)
+	sizes := e.Op("Concat", "", []*graph.Value{lead, e.I64(grid...)}, graph.IntAttr("axis", 0))
 	attrs := []*graph.Attr{graph.StringAttr("mode", mode)}
 	if mode == "nearest" {
 		attrs = append(attrs, graph.StringAttr("coordinate_transformation_mode", "asymmetric"), graph.StringAttr("nearest_mode", "floor"))
@@ -99,11 +100,11 @@ func upsampleTokens(e *emitter, o, q *graph.Value, small, grid []int64, mode str
 		attrs = append(attrs, graph.StringAttr("coordinate_transformation_mode", "half_pixel"))
 	}
 	roi, scales := (*graph.Value)(nil), (*graph.Value)(nil)
-	if e.opset < 13 {
+	if e.Opset < 13 {
 		// roi and scales are required inputs before opset 13: pass empty ones.
 		empty := graph.NewTensor("", graph.Float32, []int64{0}, []byte{})
-		roi, scales = e.g.AddInit(e.prefix+"/empty", empty), e.g.AddInit(e.prefix+"/empty", graph.NewTensor("", graph.Float32, []int64{0}, []byte{}))
+		roi, scales = e.G.AddInit(e.Prefix+"/empty", empty), e.G.AddInit(e.Prefix+"/empty", graph.NewTensor("", graph.Float32, []int64{0}, []byte{}))
 	}
-	up := e.op("Resize", "", []*graph.Value{x, roi, scales, sizes}, attrs...)
+	up := e.Op("Resize", "", []*graph.Value{x, roi, scales, sizes}, attrs...)
 	return tokensOf(e, up, q)
 }

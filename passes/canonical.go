@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/emit"
+	"github.com/attnopt/attnopt/passes/schema"
 )
 
 // The canonical attention op. Stage 1 of a rewrite (lift_site.go) turns
@@ -63,7 +65,7 @@ func sdpaOf(n *graph.Node) *SDPA {
 }
 
 // emitSDPA adds a canonical node over operands already in its layout.
-func emitSDPA(e *emitter, site int, q, k, v, mask *graph.Value, scale float64, causal bool, window int64, rows Rows) *graph.Value {
+func emitSDPA(e *emit.Emitter, site int, q, k, v, mask *graph.Value, scale float64, causal bool, window int64, rows Rows) *graph.Value {
 	ins := []*graph.Value{q, k, v}
 	if mask != nil {
 		ins = append(ins, mask)
@@ -77,7 +79,7 @@ func emitSDPA(e *emitter, site int, q, k, v, mask *graph.Value, scale float64, c
 		attrs = append(attrs, graph.IntAttr("zero_rows", 1))
 	}
 	attrs = append(attrs, graph.IntAttr("site", int64(site)))
-	return e.op(canonicalOp, canonicalDomain, ins, attrs...)
+	return e.Op(canonicalOp, canonicalDomain, ins, attrs...)
 }
 
 func boolInt(b bool) int64 {
@@ -121,9 +123,9 @@ func (o *SDPA) headsOf(v *graph.Value) graph.Dim {
 }
 
 // lengths are Nq and Nk as int64 scalars computed at run time.
-func (o *SDPA) lengths(e *emitter) (nq, nk *graph.Value) {
+func (o *SDPA) lengths(e *emit.Emitter) (nq, nk *graph.Value) {
 	r := int64(o.Rank())
-	return e.squeeze(e.shapeSlice(o.Q, r-2, r-1), 0), e.squeeze(e.shapeSlice(o.K, r-2, r-1), 0)
+	return e.Squeeze(e.ShapeSlice(o.Q, r-2, r-1), 0), e.Squeeze(e.ShapeSlice(o.K, r-2, r-1), 0)
 }
 
 // causalAligned reports whether a causal op has provably equal query and
@@ -158,6 +160,6 @@ func SiteOf(n *graph.Node) (int, bool) {
 }
 
 func init() {
-	graph.RegisterInfer(canonicalDomain, canonicalOp, inferFlash)
-	fusedSchemas[canonicalDomain+"."+canonicalOp] = checkFlash
+	graph.RegisterInfer(canonicalDomain, canonicalOp, schema.InferFlash)
+	schema.Register(canonicalDomain+"."+canonicalOp, schema.Flash)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/emit"
 )
 
 // maskInput builds the one mask tensor a fused op reads from the site's mask
@@ -14,7 +15,7 @@ import (
 // expanded over heads, except a term added in a batch view of the scores
 // (Swin's windows, BLOOM's heads), which is tiled over that view's two split
 // axes to reach the site's frame (unview).
-func maskInput(e *emitter, s *Site, dt graph.DType, boolOK bool) (*graph.Value, *float64, error) {
+func maskInput(e *emit.Emitter, s *Site, dt graph.DType, boolOK bool) (*graph.Value, *float64, error) {
 	if len(s.Masks) == 0 {
 		return nil, nil, nil
 	}
@@ -22,7 +23,7 @@ func maskInput(e *emitter, s *Site, dt graph.DType, boolOK bool) (*graph.Value, 
 		t := s.Masks[0]
 		v := t.Value
 		if t.Inverted {
-			v = e.op("Not", "", []*graph.Value{v})
+			v = e.Op("Not", "", []*graph.Value{v})
 		}
 		m, err := unview(e, s, t, v)
 		return m, t.Fill, err
@@ -36,23 +37,23 @@ func maskInput(e *emitter, s *Site, dt graph.DType, boolOK bool) (*graph.Value, 
 		if sum == nil {
 			sum = v
 		} else {
-			sum = e.op("Add", "", []*graph.Value{sum, v})
+			sum = e.Op("Add", "", []*graph.Value{sum, v})
 		}
 	}
 	return sum, nil, nil
 }
 
-func termBias(e *emitter, s *Site, t MaskTerm, dt graph.DType) (*graph.Value, error) {
+func termBias(e *emit.Emitter, s *Site, t MaskTerm, dt graph.DType) (*graph.Value, error) {
 	var v *graph.Value
 	switch {
 	case t.Fill != nil:
-		v = e.boolToBias(t.Value, t.Inverted, *t.Fill, dt)
+		v = e.BoolToBias(t.Value, t.Inverted, *t.Fill, dt)
 	case t.Kind == MaskBool:
-		v = e.boolToBias(t.Value, t.Inverted, negInfinity, dt)
+		v = e.BoolToBias(t.Value, t.Inverted, emit.NegInf, dt)
 	default:
 		v = t.Value
 		if v.Type.DType != dt && v.Type.DType != graph.Undefined {
-			v = e.op("Cast", "", []*graph.Value{v}, graph.IntAttr("to", int64(dt)))
+			v = e.Op("Cast", "", []*graph.Value{v}, graph.IntAttr("to", int64(dt)))
 		}
 	}
 	return unview(e, s, t, v)
@@ -63,7 +64,7 @@ func termBias(e *emitter, s *Site, t MaskTerm, dt graph.DType) (*graph.Value, er
 // frame: (1|A, 1|W, …) is tiled over (A, W), then the two axes are merged.
 // Trailing dims the term broadcasts over stay 1; a term without the A axis
 // gets a leading 1, one without A and W broadcasts alike in both frames.
-func unview(e *emitter, s *Site, t MaskTerm, v *graph.Value) (*graph.Value, error) {
+func unview(e *emit.Emitter, s *Site, t MaskTerm, v *graph.Value) (*graph.Value, error) {
 	if t.BatchFold != nil {
 		return unfoldTerm(e, t, v)
 	}
@@ -76,7 +77,7 @@ func unview(e *emitter, s *Site, t MaskTerm, v *graph.Value) (*graph.Value, erro
 		return v, nil
 	}
 	if r == s.Rank {
-		v, sh, r = e.unsqueeze(v, 0), append(graph.Shape{graph.D(1)}, sh...), r+1
+		v, sh, r = e.Unsqueeze(v, 0), append(graph.Shape{graph.D(1)}, sh...), r+1
 	}
 	w, ok := t.BatchView[1].Value()
 	if !ok || r < 3 {
@@ -95,24 +96,24 @@ func unview(e *emitter, s *Site, t MaskTerm, v *graph.Value) (*graph.Value, erro
 	lead := append([]int64{w}, trail...)
 	var target *graph.Value
 	if a, ok := t.BatchView[0].Value(); ok {
-		target = e.i64(append([]int64{a}, lead...)...)
+		target = e.I64(append([]int64{a}, lead...)...)
 	} else {
 		// A = batch(Q) / W, computed at run time.
-		b := e.shapeSlice(s.Q, 0, 1)
-		a := e.op("Div", "", []*graph.Value{b, e.i64(w)})
-		target = e.op("Concat", "", []*graph.Value{a, e.i64(lead...)}, graph.IntAttr("axis", 0))
+		b := e.ShapeSlice(s.Q, 0, 1)
+		a := e.Op("Div", "", []*graph.Value{b, e.I64(w)})
+		target = e.Op("Concat", "", []*graph.Value{a, e.I64(lead...)}, graph.IntAttr("axis", 0))
 	}
-	full := e.op("Expand", "", []*graph.Value{v, target})
+	full := e.Op("Expand", "", []*graph.Value{v, target})
 	if static {
-		return e.reshape(full, append([]int64{-1}, trail...)...), nil
+		return e.Reshape(full, append([]int64{-1}, trail...)...), nil
 	}
-	merged := e.op("Concat", "", []*graph.Value{e.i64(-1), e.shapeSlice(full, 2, int64(r))}, graph.IntAttr("axis", 0))
-	return e.op("Reshape", "", []*graph.Value{full, merged}), nil
+	merged := e.Op("Concat", "", []*graph.Value{e.I64(-1), e.ShapeSlice(full, 2, int64(r))}, graph.IntAttr("axis", 0))
+	return e.Op("Reshape", "", []*graph.Value{full, merged}), nil
 }
 
 // unfoldTerm splits the batch axis of a term added to bmm scores (1|A·W, …)
 // into the (A, W, …) of the rank-4 site.
-func unfoldTerm(e *emitter, t MaskTerm, v *graph.Value) (*graph.Value, error) {
+func unfoldTerm(e *emit.Emitter, t MaskTerm, v *graph.Value) (*graph.Value, error) {
 	sh := t.Value.Type.Shape
 	w, ok := t.BatchFold[1].Value()
 	if len(sh) < 3 {
@@ -122,17 +123,17 @@ func unfoldTerm(e *emitter, t MaskTerm, v *graph.Value) (*graph.Value, error) {
 		return nil, fmt.Errorf("mask %q is added to scores whose head count is symbolic", t.Value.Name)
 	}
 	if sh[0].Static() && sh[0].C == 1 {
-		return e.unsqueeze(v, 0), nil
+		return e.Unsqueeze(v, 0), nil
 	}
 	// (A·W, 1, x, y) → (A, W, x, y); Reshape's 0 copies x and y, known or not.
-	return e.reshape(e.unsqueeze(v, 1), -1, w, 0, 0), nil
+	return e.Reshape(e.Unsqueeze(v, 1), -1, w, 0, 0), nil
 }
 
 // liftMaskRank makes a rank-3 mask of a rank-3 (bmm) site broadcast against
 // the fused op's (B, 1, Nq, Nk) view.
-func liftMaskRank(e *emitter, s *Site, m *graph.Value) *graph.Value {
+func liftMaskRank(e *emit.Emitter, s *Site, m *graph.Value) *graph.Value {
 	if m != nil && s.Rank == 3 && m.Type.Rank() == 3 {
-		return e.unsqueeze(m, 1)
+		return e.Unsqueeze(m, 1)
 	}
 	return m
 }
@@ -148,14 +149,14 @@ func scoreDType(s *Site) graph.DType {
 
 // biasOf is the canonical mask as an additive bias in dtype dt, for ops
 // that take no bool mask.
-func biasOf(e *emitter, mask *graph.Value, dt graph.DType) *graph.Value {
+func biasOf(e *emit.Emitter, mask *graph.Value, dt graph.DType) *graph.Value {
 	switch mask.Type.DType {
 	case graph.Bool:
-		return e.boolToBias(mask, false, negInfinity, dt)
+		return e.BoolToBias(mask, false, emit.NegInf, dt)
 	case dt:
 		return mask
 	}
-	return e.op("Cast", "", []*graph.Value{mask}, graph.IntAttr("to", int64(dt)))
+	return e.Op("Cast", "", []*graph.Value{mask}, graph.IntAttr("to", int64(dt)))
 }
 
 // withBand adds a sliding window to the canonical op's mask for ops that
@@ -163,23 +164,23 @@ func biasOf(e *emitter, mask *graph.Value, dt graph.DType) *graph.Value {
 // plane, not per batch or head: what the model's own band held), as a bool
 // keep-mask when bias is false and mask is bool or absent, else additive in
 // dt. It returns mask unchanged without a window.
-func withBand(e *emitter, o *SDPA, mask *graph.Value, dt graph.DType, bias bool) *graph.Value {
+func withBand(e *emit.Emitter, o *SDPA, mask *graph.Value, dt graph.DType, bias bool) *graph.Value {
 	if o.Window <= 0 {
 		return mask
 	}
 	nq, nk := o.lengths(e)
-	rows := e.unsqueeze(e.positions(nq), 1)
-	cols := e.unsqueeze(e.positions(nk), 0)
-	first := e.op("Sub", "", []*graph.Value{e.op("Sub", "", []*graph.Value{nk, nq}), e.i64Scalar(o.Window)})
-	keep := e.op("Greater", "", []*graph.Value{cols, e.op("Add", "", []*graph.Value{rows, first})})
+	rows := e.Unsqueeze(e.Positions(nq), 1)
+	cols := e.Unsqueeze(e.Positions(nk), 0)
+	first := e.Op("Sub", "", []*graph.Value{e.Op("Sub", "", []*graph.Value{nk, nq}), e.I64Scalar(o.Window)})
+	keep := e.Op("Greater", "", []*graph.Value{cols, e.Op("Add", "", []*graph.Value{rows, first})})
 	switch {
 	case !bias && (mask == nil || mask.Type.DType == graph.Bool):
 		if mask == nil {
 			return keep
 		}
-		return e.op("And", "", []*graph.Value{mask, keep})
+		return e.Op("And", "", []*graph.Value{mask, keep})
 	case mask == nil:
 		return biasOf(e, keep, dt)
 	}
-	return e.op("Add", "", []*graph.Value{biasOf(e, mask, dt), biasOf(e, keep, dt)})
+	return e.Op("Add", "", []*graph.Value{biasOf(e, mask, dt), biasOf(e, keep, dt)})
 }

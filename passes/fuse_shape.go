@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/emit"
 )
 
 // shapeReaders lists Shape nodes that read intermediates of the site (GPT-2
@@ -39,28 +40,28 @@ func shapeReaders(s *Site) ([]*graph.Node, error) {
 
 // replaceShapeReaders computes shape(scores) = shape(Q)[:-1] ++ [Nk] and
 // rewires each reader to it.
-func replaceShapeReaders(e *emitter, s *Site, readers []*graph.Node) {
+func replaceShapeReaders(e *emit.Emitter, s *Site, readers []*graph.Node) {
 	if len(readers) == 0 {
 		return
 	}
 	r := int64(s.Rank)
-	qs := e.op("Shape", "", []*graph.Value{s.Q})
-	ks := e.op("Shape", "", []*graph.Value{s.K})
-	lead := e.op("Slice", "", []*graph.Value{qs, e.i64(0), e.i64(r - 1)})
+	qs := e.Op("Shape", "", []*graph.Value{s.Q})
+	ks := e.Op("Shape", "", []*graph.Value{s.K})
+	lead := e.Op("Slice", "", []*graph.Value{qs, e.I64(0), e.I64(r - 1)})
 	nkAt := r - 2
 	if s.KTransposed {
 		nkAt = r - 1
 	}
-	nk := e.op("Slice", "", []*graph.Value{ks, e.i64(nkAt), e.i64(nkAt + 1)})
-	full := e.op("Concat", "", []*graph.Value{lead, nk}, graph.IntAttr("axis", 0))
+	nk := e.Op("Slice", "", []*graph.Value{ks, e.I64(nkAt), e.I64(nkAt + 1)})
+	full := e.Op("Concat", "", []*graph.Value{lead, nk}, graph.IntAttr("axis", 0))
 	for _, n := range readers {
 		v := full
 		start, end := n.AttrInt("start", 0), n.AttrInt("end", r)
 		if start != 0 || end != r {
-			v = e.op("Slice", "", []*graph.Value{full, e.i64(start), e.i64(end)})
+			v = e.Op("Slice", "", []*graph.Value{full, e.I64(start), e.I64(end)})
 		}
-		e.g.ReplaceAllUses(n.Output(0), v)
-		e.g.RemoveNode(n)
+		e.G.ReplaceAllUses(n.Output(0), v)
+		e.G.RemoveNode(n)
 	}
 }
 

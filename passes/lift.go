@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/emit"
+	"github.com/attnopt/attnopt/passes/schema"
 )
 
 // Lifting: an attention op the exporter already fused becomes a site like
@@ -303,7 +305,7 @@ func liftFused(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
 	if r == nil {
 		return nil, nil
 	}
-	if err := checkRuntimeOp(n); err != nil {
+	if err := schema.CheckRuntimeOp(n); err != nil {
 		return nil, reject(n.Label(), "ONNX Runtime refuses it: %v", err)
 	}
 	return r.lift(g, n)
@@ -314,23 +316,23 @@ func liftFused(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
 // its one stacked present (com.microsoft.Attention's (2, B, H, T, D)) at
 // the two stacked. A graph output keeps its name through an Identity when
 // the value is not a node's own output.
-func rewirePresent(e *emitter, s *Site) {
+func rewirePresent(e *emit.Emitter, s *Site) {
 	if s.Lifted == nil || !s.WantPresent {
 		return
 	}
 	present := s.present[:]
 	if s.stackedPresent && s.present[0] != nil && s.present[1] != nil {
-		present = []*graph.Value{e.op("Concat", "", []*graph.Value{e.unsqueeze(s.present[0], 0), e.unsqueeze(s.present[1], 0)}, graph.IntAttr("axis", 0))}
+		present = []*graph.Value{e.Op("Concat", "", []*graph.Value{e.Unsqueeze(s.present[0], 0), e.Unsqueeze(s.present[1], 0)}, graph.IntAttr("axis", 0))}
 	}
 	for i, full := range present {
 		old := s.Lifted.Output(i + 1)
 		if old == nil || full == nil {
 			continue
 		}
-		if isGraphOutput(e.g, old) && (full.Producer() == nil || isGraphOutput(e.g, full)) {
-			full = e.op("Identity", "", []*graph.Value{full})
+		if isGraphOutput(e.G, old) && (full.Producer() == nil || isGraphOutput(e.G, full)) {
+			full = e.Op("Identity", "", []*graph.Value{full})
 		}
-		e.g.ReplaceAllUses(old, full)
+		e.G.ReplaceAllUses(old, full)
 	}
 }
 

@@ -2,6 +2,8 @@ package passes
 
 import (
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/emit"
+	"github.com/attnopt/attnopt/passes/schema"
 )
 
 // com.microsoft.Attention is ONNX Runtime's BERT/GPT-2 attention: one packed
@@ -31,7 +33,7 @@ type maskIndexRule struct {
 	match func(m graph.Shape, s *Site) bool
 	// keep gets the op's input x and past (nil without a cache), which
 	// give the number of keys.
-	keep func(e *emitter, m, x, past *graph.Value) *graph.Value
+	keep func(e *emit.Emitter, m, x, past *graph.Value) *graph.Value
 	// keepShape is the condition's shape.
 	keepShape func(m graph.Shape, s *Site) graph.Shape
 }
@@ -39,31 +41,31 @@ type maskIndexRule struct {
 var maskIndexRules = []maskIndexRule{
 	{maskKeyLengths,
 		func(m graph.Shape, s *Site) bool { return len(m) == 1 && m[0].Equal(s.Batch) },
-		func(e *emitter, m, x, past *graph.Value) *graph.Value {
-			return keyIndexCompare(e, "Less", keyPositions(e, x, past), e.op("Cast", "", []*graph.Value{m}, graph.IntAttr("to", int64(graph.Int64))))
+		func(e *emit.Emitter, m, x, past *graph.Value) *graph.Value {
+			return keyIndexCompare(e, "Less", keyPositions(e, x, past), e.Op("Cast", "", []*graph.Value{m}, graph.IntAttr("to", int64(graph.Int64))))
 		},
 		keyRowShape},
 	{maskKeySpans,
 		func(m graph.Shape, s *Site) bool { return len(m) == 1 && m[0].Equal(graph.D(2).Mul(s.Batch)) },
-		func(e *emitter, m, x, past *graph.Value) *graph.Value {
+		func(e *emit.Emitter, m, x, past *graph.Value) *graph.Value {
 			// ONNX Runtime clamps the start to T; keys j ≥ T do not exist,
 			// so j ≥ start needs no clamp.
-			ends := e.reshape(e.op("Cast", "", []*graph.Value{m}, graph.IntAttr("to", int64(graph.Int64))), 2, -1)
+			ends := e.Reshape(e.Op("Cast", "", []*graph.Value{m}, graph.IntAttr("to", int64(graph.Int64))), 2, -1)
 			j := keyPositions(e, x, past)
-			end := e.op("Gather", "", []*graph.Value{ends, e.i64Scalar(0)})
-			start := e.op("Gather", "", []*graph.Value{ends, e.i64Scalar(1)})
+			end := e.Op("Gather", "", []*graph.Value{ends, e.I64Scalar(0)})
+			start := e.Op("Gather", "", []*graph.Value{ends, e.I64Scalar(1)})
 			before := keyIndexCompare(e, "Less", j, end)
-			after := e.op("Not", "", []*graph.Value{keyIndexCompare(e, "Less", j, start)})
-			return e.op("And", "", []*graph.Value{before, after})
+			after := e.Op("Not", "", []*graph.Value{keyIndexCompare(e, "Less", j, start)})
+			return e.Op("And", "", []*graph.Value{before, after})
 		},
 		keyRowShape},
 	{maskKeyPadding,
 		func(m graph.Shape, s *Site) bool { return len(m) == 2 && m[1].Equal(s.KVLen) },
-		func(e *emitter, m, _, _ *graph.Value) *graph.Value { return e.unsqueeze(positive(e, m), 1, 2) },
+		func(e *emit.Emitter, m, _, _ *graph.Value) *graph.Value { return e.Unsqueeze(positive(e, m), 1, 2) },
 		func(m graph.Shape, s *Site) graph.Shape { return graph.Shape{m[0], graph.D(1), graph.D(1), m[1]} }},
 	{maskQueryKey,
 		func(m graph.Shape, s *Site) bool { return len(m) == 3 && m[1].Equal(s.QLen) && m[2].Equal(s.KVLen) },
-		func(e *emitter, m, _, _ *graph.Value) *graph.Value { return e.unsqueeze(positive(e, m), 1) },
+		func(e *emit.Emitter, m, _, _ *graph.Value) *graph.Value { return e.Unsqueeze(positive(e, m), 1) },
 		func(m graph.Shape, s *Site) graph.Shape { return graph.Shape{m[0], graph.D(1), m[1], m[2]} }},
 }
 
@@ -73,25 +75,25 @@ func keyRowShape(m graph.Shape, s *Site) graph.Shape {
 
 // keyPositions is Range(0, T) over the keys attended: the S of x
 // (B, S, ·), plus the P of past (2, B, H, P, D) when there is one.
-func keyPositions(e *emitter, x, past *graph.Value) *graph.Value {
-	t := e.shapeSlice(x, 1, 2)
+func keyPositions(e *emit.Emitter, x, past *graph.Value) *graph.Value {
+	t := e.ShapeSlice(x, 1, 2)
 	if past != nil {
-		t = e.op("Add", "", []*graph.Value{t, e.shapeSlice(past, 3, 4)})
+		t = e.Op("Add", "", []*graph.Value{t, e.ShapeSlice(past, 3, 4)})
 	}
-	return e.positions(e.squeeze(t, 0))
+	return e.Positions(e.Squeeze(t, 0))
 }
 
 // keyIndexCompare is op(j, bound[b]) as (B, 1, 1, T) for key positions j
 // (T) and a per-batch bound (B).
-func keyIndexCompare(e *emitter, op string, j, bound *graph.Value) *graph.Value {
-	return e.unsqueeze(e.op(op, "", []*graph.Value{j, e.unsqueeze(bound, 1)}), 1, 2)
+func keyIndexCompare(e *emit.Emitter, op string, j, bound *graph.Value) *graph.Value {
+	return e.Unsqueeze(e.Op(op, "", []*graph.Value{j, e.Unsqueeze(bound, 1)}), 1, 2)
 }
 
 // positive is m > 0: ONNX Runtime keeps a key whose raw mask value is
 // positive.
-func positive(e *emitter, m *graph.Value) *graph.Value {
-	zero := e.g.AddInit(e.prefix+"/const", graph.NewTensor("", m.Type.DType, nil, make([]byte, m.Type.DType.Bits()/8)))
-	return e.op("Greater", "", []*graph.Value{m, zero})
+func positive(e *emit.Emitter, m *graph.Value) *graph.Value {
+	zero := e.G.AddInit(e.Prefix+"/const", graph.NewTensor("", m.Type.DType, nil, make([]byte, m.Type.DType.Bits()/8)))
+	return e.Op("Greater", "", []*graph.Value{m, zero})
 }
 
 // msAttentionRefusals are attributes and inputs with no exact lift, each
@@ -177,17 +179,17 @@ func liftMSAttention(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
 			return nil, rj
 		}
 	}
-	s.prelude = func(e *emitter, s *Site) {
-		qkv := e.op("MatMul", "", []*graph.Value{x, w})
+	s.prelude = func(e *emit.Emitter, s *Site) {
+		qkv := e.Op("MatMul", "", []*graph.Value{x, w})
 		if bias != nil {
-			qkv = e.op("Add", "", []*graph.Value{qkv, bias})
+			qkv = e.Op("Add", "", []*graph.Value{qkv, bias})
 		}
 		s.Q = sliceLast(e, qkv, 0, sizes[0])
 		s.K = sliceLast(e, qkv, sizes[0], sizes[0]+sizes[1])
 		s.V = sliceLast(e, qkv, sizes[0]+sizes[1], sizes[0]+sizes[1]+sizes[2])
 		if past != nil {
-			s.PastK = e.op("Gather", "", []*graph.Value{past, e.i64Scalar(0)})
-			s.PastV = e.op("Gather", "", []*graph.Value{past, e.i64Scalar(1)})
+			s.PastK = e.Op("Gather", "", []*graph.Value{past, e.I64Scalar(0)})
+			s.PastV = e.Op("Gather", "", []*graph.Value{past, e.I64Scalar(1)})
 		}
 		if keep != nil {
 			// A new slice: the placeholder's stays for a failed build.
@@ -201,25 +203,13 @@ func liftMSAttention(g *graph.Graph, n *graph.Node) (*Site, *Reject) {
 	return s, nil
 }
 
-// packedSizes are the hidden sizes of Q, K and V in the weights' columns:
-// qkv_hidden_sizes, or three equal parts.
+// packedSizes are the hidden sizes of Q, K and V in the weights' columns.
 func packedSizes(n *graph.Node, w *graph.Value) ([3]int64, *Reject) {
-	var sz [3]int64
-	cols, static := w.Type.Shape[1].Value()
-	if hs := n.AttrInts("qkv_hidden_sizes"); len(hs) > 0 {
-		if len(hs) != 3 || hs[0] <= 0 || hs[1] <= 0 || hs[2] <= 0 || (static && hs[0]+hs[1]+hs[2] != cols) {
-			return sz, reject(n.Label(), "qkv_hidden_sizes %v do not split the weights' %s columns", hs, w.Type.Shape[1])
-		}
-		if hs[0] != hs[1] {
-			return sz, reject(n.Label(), "qkv_hidden_sizes %v: Q and K differ in size", hs)
-		}
-		copy(sz[:], hs)
-		return sz, nil
+	sz, at, err := schema.PackedSizes(n, w)
+	if err != nil {
+		return sz, reject(at, "%s", err.Error())
 	}
-	if !static || cols%3 != 0 {
-		return sz, reject(w.Name, "weights %q have %s columns, not three equal static parts", w.Name, w.Type.Shape[1])
-	}
-	return [3]int64{cols / 3, cols / 3, cols / 3}, nil
+	return sz, nil
 }
 
 // liftMaskIndex adds mask_index as an additive term: ONNX Runtime adds
@@ -265,24 +255,24 @@ func liftMaskIndex(s *Site, n *graph.Node, m *graph.Value, opset int64) (*maskIn
 // row is unmasked attention. Exact, and it spares the fused op a softmax
 // over scores rounded at the fill's magnitude (|-10000| has an fp32 ulp of
 // 1e-3). The test is on the mask's own shape, never per head.
-func keepEmptyRows(e *emitter, keep *graph.Value) *graph.Value {
-	any := e.reduceMaxLast(e.op("Cast", "", []*graph.Value{keep}, graph.IntAttr("to", int64(graph.Float32))))
-	empty := e.op("Equal", "", []*graph.Value{any, e.scalar(graph.Float32, 0)})
-	return e.op("Or", "", []*graph.Value{keep, empty})
+func keepEmptyRows(e *emit.Emitter, keep *graph.Value) *graph.Value {
+	any := e.ReduceMaxLast(e.Op("Cast", "", []*graph.Value{keep}, graph.IntAttr("to", int64(graph.Float32))))
+	empty := e.Op("Equal", "", []*graph.Value{any, e.Scalar(graph.Float32, 0)})
+	return e.Op("Or", "", []*graph.Value{keep, empty})
 }
 
 // sliceLast is x[..., lo:hi].
-func sliceLast(e *emitter, x *graph.Value, lo, hi int64) *graph.Value {
-	if e.opset < 10 {
-		return e.op("Slice", "", []*graph.Value{x}, graph.IntsAttr("starts", []int64{lo}), graph.IntsAttr("ends", []int64{hi}), graph.IntsAttr("axes", []int64{-1}))
+func sliceLast(e *emit.Emitter, x *graph.Value, lo, hi int64) *graph.Value {
+	if e.Opset < 10 {
+		return e.Op("Slice", "", []*graph.Value{x}, graph.IntsAttr("starts", []int64{lo}), graph.IntsAttr("ends", []int64{hi}), graph.IntsAttr("axes", []int64{-1}))
 	}
-	return e.op("Slice", "", []*graph.Value{x, e.i64(lo), e.i64(hi), e.i64(-1)})
+	return e.Op("Slice", "", []*graph.Value{x, e.I64(lo), e.I64(hi), e.I64(-1)})
 }
 
 // withPrelude emits a lifted op's prelude, then the replacement; when the
 // build fails the site gets its placeholders back, so it is reported as it
 // was matched.
-func withPrelude(e *emitter, s *Site, build func(e *emitter) (*graph.Value, error)) (*graph.Value, error) {
+func withPrelude(e *emit.Emitter, s *Site, build func(e *emit.Emitter) (*graph.Value, error)) (*graph.Value, error) {
 	if s.prelude == nil {
 		return build(e)
 	}
@@ -293,36 +283,4 @@ func withPrelude(e *emitter, s *Site, build func(e *emitter) (*graph.Value, erro
 		*s = saved
 	}
 	return out, err
-}
-
-func init() {
-	// com.microsoft.Attention: (B, S, v_hidden) from input (B, S, ·).
-	graph.RegisterInfer("com.microsoft", "Attention", func(g *graph.Graph, n *graph.Node) {
-		x, w := n.Input(0), n.Input(1)
-		if x == nil || w == nil || x.Type.Rank() != 3 || w.Type.Rank() != 2 {
-			return
-		}
-		sizes, rj := packedSizes(n, w)
-		if rj != nil {
-			return
-		}
-		n.Output(0).SetType(graph.TensorOf(x.Type.DType, graph.Shape{x.Type.Shape[0], x.Type.Shape[1], graph.D(sizes[2])}))
-	})
-}
-
-func init() {
-	// SkipLayerNormalization, which feeds com.microsoft.Attention in ONNX
-	// Runtime's optimized BERT graphs: output 0 (and the sum, output 3)
-	// are shaped like the input; without this the input's rank is unknown.
-	graph.RegisterInfer("com.microsoft", "SkipLayerNormalization", func(g *graph.Graph, n *graph.Node) {
-		x := n.Input(0)
-		if x == nil || !x.Type.Ranked {
-			return
-		}
-		for _, i := range []int{0, 3} {
-			if o := n.Output(i); o != nil {
-				o.SetType(x.Type)
-			}
-		}
-	})
 }

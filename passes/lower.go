@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/emit"
 )
 
 // lowerPass is stage 2: the target lowers every canonical node stage 1 left
@@ -21,7 +22,7 @@ func lowerPass(c *Context) error {
 			return fmt.Errorf("%s %s names site %d, which stage 1 did not fuse", opName(n), n.Label(), o.Site)
 		}
 		before := len(g.Nodes)
-		out, err := c.Target.Lower(newEmitter(g, sitePrefix(o.Site)), o)
+		out, err := c.Target.Lower(emit.New(g, sitePrefix(o.Site)), o)
 		if err != nil {
 			return fmt.Errorf("site %d: %s accepted the site but cannot lower it: %w", o.Site, c.Target.Name(), err)
 		}

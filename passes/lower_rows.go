@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/emit"
 )
 
 // Rows with no visible key for targets whose op has no row attributes
@@ -24,48 +25,48 @@ func causalAsBias(o *SDPA) bool {
 // source's fills, the causal plane included when causalAsBias; nil when
 // there is no mask and no such plane. asBool keeps a bool mask bool when
 // nothing needs a fill (dropping with −inf).
-func rowsBias(e *emitter, o *SDPA, dt graph.DType, asBool bool) *graph.Value {
+func rowsBias(e *emit.Emitter, o *SDPA, dt graph.DType, asBool bool) *graph.Value {
 	mask := o.Mask
-	fill := negInfinity
+	fill := emit.NegInf
 	if o.Rows.Literal() {
 		fill = o.Rows.MaskFill
 	}
 	if !causalAsBias(o) {
 		if mask != nil && mask.Type.DType == graph.Bool && !math.IsInf(fill, -1) {
-			mask = e.boolToBias(mask, false, fill, dt)
+			mask = e.BoolToBias(mask, false, fill, dt)
 		}
 		return withBand(e, o, mask, dt, !asBool)
 	}
 	var m *graph.Value
 	if mask != nil {
 		if mask.Type.DType == graph.Bool {
-			m = e.boolToBias(mask, false, fill, dt)
+			m = e.BoolToBias(mask, false, fill, dt)
 		} else {
 			m = biasOf(e, mask, dt)
 		}
 	}
 	keep := causalPlane(e, o)
-	fc := e.scalar(dt, o.Rows.CausalFill)
+	fc := e.Scalar(dt, o.Rows.CausalFill)
 	switch {
 	case m == nil:
-		return e.op("Where", "", []*graph.Value{keep, e.scalar(dt, 0), fc})
+		return e.Op("Where", "", []*graph.Value{keep, e.Scalar(dt, 0), fc})
 	case o.Rows.Once:
-		return e.op("Where", "", []*graph.Value{keep, m, e.op("Min", "", []*graph.Value{m, fc})})
+		return e.Op("Where", "", []*graph.Value{keep, m, e.Op("Min", "", []*graph.Value{m, fc})})
 	}
-	return e.op("Add", "", []*graph.Value{m, e.op("Where", "", []*graph.Value{keep, e.scalar(dt, 0), fc})})
+	return e.Op("Add", "", []*graph.Value{m, e.Op("Where", "", []*graph.Value{keep, e.Scalar(dt, 0), fc})})
 }
 
 // causalPlane is the (Nq, Nk) keep plane of causal and the window:
 // j ≤ i + Nk − Nq and, with a window W, j > i + Nk − Nq − W.
-func causalPlane(e *emitter, o *SDPA) *graph.Value {
+func causalPlane(e *emit.Emitter, o *SDPA) *graph.Value {
 	nq, nk := o.lengths(e)
-	rows := e.unsqueeze(e.positions(nq), 1)
-	cols := e.unsqueeze(e.positions(nk), 0)
-	last := e.op("Add", "", []*graph.Value{rows, e.op("Sub", "", []*graph.Value{nk, nq})})
-	keep := e.op("LessOrEqual", "", []*graph.Value{cols, last})
+	rows := e.Unsqueeze(e.Positions(nq), 1)
+	cols := e.Unsqueeze(e.Positions(nk), 0)
+	last := e.Op("Add", "", []*graph.Value{rows, e.Op("Sub", "", []*graph.Value{nk, nq})})
+	keep := e.Op("LessOrEqual", "", []*graph.Value{cols, last})
 	if o.Window > 0 {
-		first := e.op("Sub", "", []*graph.Value{last, e.i64Scalar(o.Window)})
-		keep = e.op("And", "", []*graph.Value{keep, e.op("Greater", "", []*graph.Value{cols, first})})
+		first := e.Op("Sub", "", []*graph.Value{last, e.I64Scalar(o.Window)})
+		keep = e.Op("And", "", []*graph.Value{keep, e.Op("Greater", "", []*graph.Value{cols, first})})
 	}
 	return keep
 }

@@ -2,6 +2,7 @@ package passes
 
 import (
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/emit"
 )
 
 // Per-head and per-batch scales. Swin V2's cosine attention multiplies the
@@ -77,21 +78,21 @@ func maskCount(s *Site) int {
 // scaledQ is Q as (…, Nq, Dqk) (naturalQ) with the site's per-head scales
 // applied, in Q's type. Only matched sites have QScales and only lifted
 // ones pack heads, so the scales never meet a Q whose heads naturalQ split.
-func scaledQ(e *emitter, s *Site) *graph.Value { return applyQScales(e, s, naturalQ(e, s)) }
+func scaledQ(e *emit.Emitter, s *Site) *graph.Value { return applyQScales(e, s, naturalQ(e, s)) }
 
 // applyQScales multiplies q, the site's Q in its (…, Nq, Dqk) layout, by
 // the per-head scales.
-func applyQScales(e *emitter, s *Site, q *graph.Value) *graph.Value {
+func applyQScales(e *emit.Emitter, s *Site, q *graph.Value) *graph.Value {
 	for _, t := range s.QScales {
 		c := t.Value
 		if c.Type.DType != q.Type.DType {
-			c = e.op("Cast", "", []*graph.Value{c}, graph.IntAttr("to", int64(q.Type.DType)))
+			c = e.Op("Cast", "", []*graph.Value{c}, graph.IntAttr("to", int64(q.Type.DType)))
 		}
 		op := "Mul"
 		if t.Div {
 			op = "Div"
 		}
-		q = e.op(op, "", []*graph.Value{q, c})
+		q = e.Op(op, "", []*graph.Value{q, c})
 	}
 	return q
 }

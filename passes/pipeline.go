@@ -3,9 +3,11 @@ package passes
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/cleanup"
+	"github.com/attnopt/attnopt/passes/emit"
+	"github.com/attnopt/attnopt/passes/schema"
 )
 
 // Options configure a rewrite.
@@ -165,7 +167,7 @@ func verify(g *graph.Graph) error {
 	if err := g.CheckShapes(); err != nil {
 		return err
 	}
-	return CheckFusedOps(g)
+	return schema.CheckFusedOps(g)
 }
 
 func matchPass(c *Context) error {
@@ -180,13 +182,13 @@ func matchPass(c *Context) error {
 func liftPass(c *Context) error {
 	for _, s := range c.Match.Sites {
 		a := Action{Site: s, Op: c.Target.Op(), Plan: choosePlan(s, c.Opts.Approx)}
-		build := func(e *emitter) (*graph.Value, error) { return liftSite(e, s, c.Opts.ZeroEmptyRows) }
+		build := func(e *emit.Emitter) (*graph.Value, error) { return liftSite(e, s, c.Opts.ZeroEmptyRows) }
 		switch {
 		case a.Plan.Approximate():
 			if a.Plan.Kind == PlanWindow {
 				a.Op = "attnopt.WindowAttention"
 			}
-			build = func(e *emitter) (*graph.Value, error) { return buildApprox(e, s, a.Plan) }
+			build = func(e *emit.Emitter) (*graph.Value, error) { return buildApprox(e, s, a.Plan) }
 		case liftedSame(c.Target, s) != "":
 			a.Reason, a.Kept = liftedSame(c.Target, s), true
 			c.Actions = append(c.Actions, a)
@@ -202,9 +204,9 @@ func liftPass(c *Context) error {
 // fuseWith replaces one site with what build emits, or leaves it untouched
 // with the reason when building fails or the target refuses a canonical
 // node the build made.
-func (c *Context) fuseWith(s *Site, a *Action, build func(e *emitter) (*graph.Value, error)) error {
+func (c *Context) fuseWith(s *Site, a *Action, build func(e *emit.Emitter) (*graph.Value, error)) error {
 	g := c.Model.Graph
-	if why := scaleProblem(s.Scale); why != "" {
+	if why := schema.ScaleProblem(s.Scale); why != "" {
 		a.Reason = why
 		c.Actions = append(c.Actions, *a)
 		return nil
@@ -216,10 +218,10 @@ func (c *Context) fuseWith(s *Site, a *Action, build func(e *emitter) (*graph.Va
 		return nil
 	}
 	before := len(g.Nodes)
-	e := newEmitter(g, sitePrefix(s.ID))
+	e := emit.New(g, sitePrefix(s.ID))
 	// A lifted op's operands (com.microsoft.Attention's QKV projection) are
 	// emitted by its prelude; a refused site gets its placeholders back.
-	out, err := withPrelude(e, s, func(e *emitter) (*graph.Value, error) {
+	out, err := withPrelude(e, s, func(e *emit.Emitter) (*graph.Value, error) {
 		out, err := build(e)
 		if err == nil {
 			err = c.accept(g.Nodes[before:], a)
@@ -282,16 +284,6 @@ func (c *Context) accept(added []*graph.Node, a *Action) error {
 
 func sitePrefix(id int) string { return fmt.Sprintf("attnopt/site%d", id) }
 
-// scaleProblem says why a site's scale cannot be a fused op's attribute:
-// the ops (and ONNX Runtime's kernels for them) take a finite scale > 0,
-// written as a float32; com.microsoft's read 0 as "the default".
-func scaleProblem(scale float64) string {
-	if f := float32(scale); f > 0 && !math.IsInf(float64(f), 0) {
-		return ""
-	}
-	return fmt.Sprintf("scale %g: the fused ops take a finite scale > 0", scale)
-}
-
 func reasonOf(err error) string {
 	var r *Reject
 	if errors.As(err, &r) {
@@ -337,3 +329,49 @@ func (c *Context) FusedCount() int {
 	}
 	return n
 }
+
+func cleanupPass(c *Context) error {
+	if c.FusedCount() == 0 {
+		return nil // nothing replaced: the model is written as it was
+	}
+	folds, removed, err := cleanup.Layout(c.Model.Graph)
+	c.LayoutFolds += folds
+	c.DeadRemoved += removed
+	return err
+}
+
+func isGraphOutput(g *graph.Graph, v *graph.Value) bool {
+	for _, o := range g.Outputs {
+		if o == v {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckRuntimeOps runs the runtime checks over every node of g and of its
+// subgraphs, at any depth; the error names the node (and the subgraph).
+func CheckRuntimeOps(g *graph.Graph) error {
+	for _, n := range g.Nodes {
+		if err := schema.CheckRuntimeOp(n); err != nil {
+			return err
+		}
+		if !n.HasSubgraphs() {
+			continue
+		}
+		subs, err := g.Subgraphs(n, nil)
+		if err != nil {
+			continue // not analysable: its attention is listed as such, never lifted
+		}
+		for _, s := range subs {
+			if err := CheckRuntimeOps(s.Model.Graph); err != nil {
+				return fmt.Errorf("in subgraph %s: %w", ScopePath("", n, s), err)
+			}
+		}
+	}
+	return nil
+}
+
+// CheckFusedOps runs the checked schema of every fused op in g
+// (passes/schema/fused.go).
+func CheckFusedOps(g *graph.Graph) error { return schema.CheckFusedOps(g) }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/emit"
 )
 
 // MaskKind is how a site masks its scores.
@@ -100,7 +101,7 @@ type Site struct {
 	// attention (com.microsoft.Attention's QKV projection and mask_index,
 	// lift_msattention.go): until stage 1, Q, K, V and its mask term are
 	// typed placeholders outside the graph, so matching changes nothing.
-	prelude func(e *emitter, s *Site)
+	prelude func(e *emit.Emitter, s *Site)
 
 	extra       []*graph.Node   // operand-scale nodes peeled off Q or Kᵀ
 	present     [2]*graph.Value // full K and V as emitted, for present outputs

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/emit"
 )
 
 // Target is a fused op a site can be rewritten into.
@@ -23,7 +24,7 @@ type Target interface {
 	// the value that stands for its output (canonical.go states the
 	// layout). Adapters it adds are cancelled by cleanup where they meet
 	// stage 1's.
-	Lower(e *emitter, o *SDPA) (*graph.Value, error)
+	Lower(e *emit.Emitter, o *SDPA) (*graph.Value, error)
 	// Import is the opset import the fused op needs.
 	Import() graph.Opset
 	// Materialises says why the target's op still materialises the
@@ -85,7 +86,7 @@ func staticDim(d graph.Dim, what string) (int64, error) {
 }
 
 // naturalQ returns Q as (…, Nq, Dqk).
-func naturalQ(e *emitter, s *Site) *graph.Value {
+func naturalQ(e *emit.Emitter, s *Site) *graph.Value {
 	if s.PackedHeads {
 		return splitHeads(e, s.Q, s.Heads)
 	}
@@ -93,21 +94,21 @@ func naturalQ(e *emitter, s *Site) *graph.Value {
 }
 
 // naturalK returns K as (…, Nk, Dqk), after the KV cache when there is one.
-func naturalK(e *emitter, s *Site) *graph.Value {
+func naturalK(e *emit.Emitter, s *Site) *graph.Value {
 	return naturalKV(e, s, s.K, s.KTransposed, s.PastK, 0)
 }
 
 // naturalV returns V as (…, Nk, Dv), after the KV cache when there is one.
-func naturalV(e *emitter, s *Site) *graph.Value {
+func naturalV(e *emit.Emitter, s *Site) *graph.Value {
 	return naturalKV(e, s, s.V, s.VChannelsFirst, s.PastV, 1)
 }
 
 // naturalKV puts K or V (x, its last two axes swapped when swapped) in
 // (…, N, D) order behind its cache and records it as present output i.
-func naturalKV(e *emitter, s *Site, x *graph.Value, swapped bool, past *graph.Value, i int) *graph.Value {
+func naturalKV(e *emit.Emitter, s *Site, x *graph.Value, swapped bool, past *graph.Value, i int) *graph.Value {
 	switch {
 	case swapped:
-		x = e.swapLast2(x)
+		x = e.SwapLast2(x)
 	case s.PackedHeads:
 		x = splitHeads(e, x, s.KVHeads)
 	}
@@ -118,29 +119,29 @@ func naturalKV(e *emitter, s *Site, x *graph.Value, swapped bool, past *graph.Va
 
 // splitHeads is the adapter (B, N, H·D) → (B, H, N, D); cleanup cancels it
 // against a target that merges heads again (MultiHeadAttention).
-func splitHeads(e *emitter, x *graph.Value, heads graph.Dim) *graph.Value {
+func splitHeads(e *emit.Emitter, x *graph.Value, heads graph.Dim) *graph.Value {
 	h, _ := heads.Value()
-	return e.transpose(e.reshape(x, 0, 0, h, -1), 0, 2, 1, 3)
+	return e.Transpose(e.Reshape(x, 0, 0, h, -1), 0, 2, 1, 3)
 }
 
 // appendCache concatenates a KV cache (B, Hkv, P, D) before x on the key axis.
-func appendCache(e *emitter, past, x *graph.Value) *graph.Value {
+func appendCache(e *emit.Emitter, past, x *graph.Value) *graph.Value {
 	if past == nil {
 		return x
 	}
-	return e.op("Concat", "", []*graph.Value{past, x}, graph.IntAttr("axis", 2))
+	return e.Op("Concat", "", []*graph.Value{past, x}, graph.IntAttr("axis", 2))
 }
 
 // restoreOutput turns a (…, Nq, Dv) result into the site's output layout.
-func restoreOutput(e *emitter, s *Site, out *graph.Value) *graph.Value {
+func restoreOutput(e *emit.Emitter, s *Site, out *graph.Value) *graph.Value {
 	switch {
 	case s.VChannelsFirst:
-		out = e.swapLast2(out)
+		out = e.SwapLast2(out)
 	case s.PackedHeads:
-		out = e.reshape(e.transpose(out, 0, 2, 1, 3), 0, 0, -1)
+		out = e.Reshape(e.Transpose(out, 0, 2, 1, 3), 0, 0, -1)
 	}
 	if want := s.Output.Type.DType; want != graph.Undefined && want != out.Type.DType {
-		out = e.op("Cast", "", []*graph.Value{out}, graph.IntAttr("to", int64(want)))
+		out = e.Op("Cast", "", []*graph.Value{out}, graph.IntAttr("to", int64(want)))
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package passes
 
 import (
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/emit"
 )
 
 // attnoptTarget rewrites into attnopt.FlashAttention (docs/design.md §4), run by
@@ -30,7 +31,7 @@ func (attnoptTarget) Accept(o *SDPA) error {
 
 // Lower: FlashAttention is the canonical op's semantics, operand for
 // operand, its rows with no visible key included (rows.go).
-func (attnoptTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
+func (attnoptTarget) Lower(e *emit.Emitter, o *SDPA) (*graph.Value, error) {
 	ins := []*graph.Value{o.Q, o.K, o.V}
 	if o.Mask != nil {
 		ins = append(ins, o.Mask)
@@ -40,23 +41,5 @@ func (attnoptTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
 		attrs = append(attrs, graph.IntAttr("sliding_window", o.Window))
 	}
 	attrs = append(attrs, o.Rows.attrs()...)
-	return e.op("FlashAttention", "attnopt", ins, attrs...), nil
-}
-
-func init() {
-	// FlashAttention: output (…, Nq, Dv) from Q (…, Nq, Dqk) and V (…, Nk, Dv).
-	graph.RegisterInfer("attnopt", "FlashAttention", inferFlash)
-	graph.RegisterInfer("attnopt", "WindowAttention", inferFlash)
-	fusedSchemas["attnopt.FlashAttention"] = checkFlash
-	fusedSchemas["attnopt.WindowAttention"] = checkFlash
-}
-
-func inferFlash(g *graph.Graph, n *graph.Node) {
-	q, v := n.Input(0), n.Input(2)
-	if q == nil || v == nil || !q.Type.Ranked || !v.Type.Ranked || len(q.Type.Shape) < 2 {
-		return
-	}
-	out := append(graph.Shape(nil), q.Type.Shape...)
-	out[len(out)-1] = v.Type.Shape[len(v.Type.Shape)-1]
-	n.Output(0).SetType(graph.TensorOf(q.Type.DType, out))
+	return e.Op("FlashAttention", "attnopt", ins, attrs...), nil
 }

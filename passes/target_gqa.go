@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/emit"
+	"github.com/attnopt/attnopt/passes/schema"
 )
 
 // gqaTarget rewrites into com.microsoft.GroupQueryAttention, ONNX Runtime's
@@ -46,35 +48,29 @@ func (gqaTarget) Accept(o *SDPA) error {
 
 // Lower: K and V stay at their Hkv heads (the canonical op never repeats
 // them); GroupQueryAttention groups them itself.
-func (gqaTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
+func (gqaTarget) Lower(e *emit.Emitter, o *SDPA) (*graph.Value, error) {
 	hq, _ := o.Heads().Value()
 	hkv, _ := o.KVHeads().Value()
 	q3, k3, v3 := to3D(e, o.Q), to3D(e, o.K), to3D(e, o.V)
 	// Every batch row holds all S tokens: seqlens_k = S-1 per row and
 	// total_sequence_length = S, both int32.
 	toI32 := func(x *graph.Value) *graph.Value {
-		return e.op("Cast", "", []*graph.Value{x}, graph.IntAttr("to", int64(graph.Int32)))
+		return e.Op("Cast", "", []*graph.Value{x}, graph.IntAttr("to", int64(graph.Int32)))
 	}
-	n := e.shapeSlice(q3, 1, 2)
-	last := e.op("Sub", "", []*graph.Value{n, e.i64(1)})
-	seqlens := toI32(e.op("Expand", "", []*graph.Value{last, e.shapeSlice(q3, 0, 1)}))
-	total := toI32(e.op("Reshape", "", []*graph.Value{n, e.i64()}))
-	out := e.g.NewValue(e.prefix+"/GroupQueryAttention_out", graph.Type{})
-	pk := e.g.NewValue(e.prefix+"/present_key", graph.Type{})
-	pv := e.g.NewValue(e.prefix+"/present_value", graph.Type{})
-	node := e.g.AddNode("GroupQueryAttention", "com.microsoft", e.prefix+"/GroupQueryAttention",
+	n := e.ShapeSlice(q3, 1, 2)
+	last := e.Op("Sub", "", []*graph.Value{n, e.I64(1)})
+	seqlens := toI32(e.Op("Expand", "", []*graph.Value{last, e.ShapeSlice(q3, 0, 1)}))
+	total := toI32(e.Op("Reshape", "", []*graph.Value{n, e.I64()}))
+	out := e.G.NewValue(e.Prefix+"/GroupQueryAttention_out", graph.Type{})
+	pk := e.G.NewValue(e.Prefix+"/present_key", graph.Type{})
+	pv := e.G.NewValue(e.Prefix+"/present_value", graph.Type{})
+	node := e.G.AddNode("GroupQueryAttention", "com.microsoft", e.Prefix+"/GroupQueryAttention",
 		[]*graph.Value{q3, k3, v3, nil, nil, seqlens, total}, []*graph.Value{out, pk, pv},
 		graph.IntAttr("num_heads", hq), graph.IntAttr("kv_num_heads", hkv), graph.FloatAttr("scale", float32(o.Scale)))
-	graph.InferNode(e.g, node)
-	return e.transpose(e.reshape(out, 0, 0, hq, -1), 0, 2, 1, 3), nil
+	graph.InferNode(e.G, node)
+	return e.Transpose(e.Reshape(out, 0, 0, hq, -1), 0, 2, 1, 3), nil
 }
 
 func init() {
-	// GroupQueryAttention: output like query; present K/V (B, Hkv, S, D).
-	fusedSchemas["com.microsoft.GroupQueryAttention"] = checkPacked("num_heads", "kv_num_heads", -1)
-	graph.RegisterInfer("com.microsoft", "GroupQueryAttention", func(g *graph.Graph, n *graph.Node) {
-		if q := n.Input(0); q != nil && q.Type.Rank() == 3 {
-			n.Output(0).SetType(q.Type)
-		}
-	})
+	schema.Register("com.microsoft.GroupQueryAttention", schema.Packed("num_heads", "kv_num_heads", -1))
 }

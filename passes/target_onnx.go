@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/emit"
 )
 
 // onnxTarget rewrites into the standard Attention op (ai.onnx, opset 23).
@@ -49,11 +50,11 @@ func (onnxTarget) Accept(o *SDPA) error {
 
 // Lower: Attention is rank 4 (heads folded into the batch get a head axis
 // of 1) and reads a bool or additive attn_mask in Q's type.
-func (onnxTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
+func (onnxTarget) Lower(e *emit.Emitter, o *SDPA) (*graph.Value, error) {
 	q, k, v := o.Q, o.K, o.V
 	folded := o.Rank() == 3
 	if folded {
-		q, k, v = e.unsqueeze(q, 1), e.unsqueeze(k, 1), e.unsqueeze(v, 1)
+		q, k, v = e.Unsqueeze(q, 1), e.Unsqueeze(k, 1), e.Unsqueeze(v, 1)
 	}
 	ins := []*graph.Value{q, k, v}
 	if mask := rowsBias(e, o, o.DType(), true); mask != nil {
@@ -61,7 +62,7 @@ func (onnxTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
 			mask = clampLowest(e, mask, o.DType())
 		}
 		if mask.Type.DType != graph.Bool && mask.Type.DType != o.DType() {
-			mask = e.op("Cast", "", []*graph.Value{mask}, graph.IntAttr("to", int64(o.DType())))
+			mask = e.Op("Cast", "", []*graph.Value{mask}, graph.IntAttr("to", int64(o.DType())))
 		}
 		ins = append(ins, fullQueryAxis(e, mask, q))
 	}
@@ -69,9 +70,9 @@ func (onnxTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
 	if o.Causal && !causalAsBias(o) {
 		attrs = append(attrs, graph.IntAttr("is_causal", 1))
 	}
-	out := e.op("Attention", "", ins, attrs...)
+	out := e.Op("Attention", "", ins, attrs...)
 	if folded {
-		out = e.squeeze(out, 1)
+		out = e.Squeeze(out, 1)
 	}
 	// ONNX Runtime's Attention gives zeros (1.31+), NaN or the mean of V
 	// (1.24, bool masks) for a row that sees no key: the guard states the
@@ -87,42 +88,29 @@ func (onnxTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
 	return out, nil
 }
 
-func init() {
-	fusedSchemas["ai.onnx.Attention"] = checkONNXAttention
-	graph.RegisterInfer("", "Attention", func(g *graph.Graph, n *graph.Node) {
-		q, v := n.Input(0), n.Input(2)
-		if q == nil || v == nil || q.Type.Rank() != 4 || v.Type.Rank() != 4 {
-			return
-		}
-		out := append(graph.Shape(nil), q.Type.Shape...)
-		out[3] = v.Type.Shape[3]
-		n.Output(0).SetType(graph.TensorOf(q.Type.DType, out))
-	})
-}
-
 // fullQueryAxis expands a mask whose query axis is 1 to Q's length: ONNX
 // Runtime 1.24 requires attn_mask's second-to-last dim to equal q_seq even
 // though the spec lets it broadcast. Heads and batch stay unexpanded.
-func fullQueryAxis(e *emitter, mask, q4 *graph.Value) *graph.Value {
+func fullQueryAxis(e *emit.Emitter, mask, q4 *graph.Value) *graph.Value {
 	ms, qs := mask.Type.Shape, q4.Type.Shape
 	r := len(ms)
 	if r < 2 || len(qs) != 4 || ms[r-2].Equal(qs[2]) {
 		return mask
 	}
-	lead := e.shapeSlice(mask, 0, int64(r-2))
-	nq := e.shapeSlice(q4, 2, 3)
-	nk := e.shapeSlice(mask, int64(r-1), int64(r))
-	target := e.op("Concat", "", []*graph.Value{lead, nq, nk}, graph.IntAttr("axis", 0))
-	return e.op("Expand", "", []*graph.Value{mask, target})
+	lead := e.ShapeSlice(mask, 0, int64(r-2))
+	nq := e.ShapeSlice(q4, 2, 3)
+	nk := e.ShapeSlice(mask, int64(r-1), int64(r))
+	target := e.Op("Concat", "", []*graph.Value{lead, nq, nk}, graph.IntAttr("axis", 0))
+	return e.Op("Expand", "", []*graph.Value{mask, target})
 }
 
 // clampLowest moves float32's lowest value in an additive mask one step up
 // (−3.4028233e38): ONNX Runtime 1.31+ reads exactly finfo.min as "no key"
 // and zeros a row of it, where the spec's softmax (and the source graph)
 // averages V. Any fill ≤ −1e30 drops the same keys, so nothing else moves.
-func clampLowest(e *emitter, mask *graph.Value, dt graph.DType) *graph.Value {
+func clampLowest(e *emit.Emitter, mask *graph.Value, dt graph.DType) *graph.Value {
 	if mask.Type.DType != graph.Float32 || dt != graph.Float32 {
 		return mask
 	}
-	return e.op("Max", "", []*graph.Value{mask, e.scalar(graph.Float32, -3.4028233e38)})
+	return e.Op("Max", "", []*graph.Value{mask, e.Scalar(graph.Float32, -3.4028233e38)})
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/emit"
+	"github.com/attnopt/attnopt/passes/schema"
 )
 
 // ortTarget rewrites into com.microsoft.MultiHeadAttention, which stock ONNX
@@ -52,13 +54,13 @@ func (ortTarget) Accept(o *SDPA) error {
 }
 
 // to3D turns (B, H, N, D) into (B, N, H·D).
-func to3D(e *emitter, v *graph.Value) *graph.Value {
-	return e.reshape(e.transpose(v, 0, 2, 1, 3), 0, 0, -1)
+func to3D(e *emit.Emitter, v *graph.Value) *graph.Value {
+	return e.Reshape(e.Transpose(v, 0, 2, 1, 3), 0, 0, -1)
 }
 
 // Lower: MultiHeadAttention takes (B, S, H·D) operands, K/V repeated to
 // every query head, and an additive attention_bias of (B|1, H|1, S, L).
-func (ortTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
+func (ortTarget) Lower(e *emit.Emitter, o *SDPA) (*graph.Value, error) {
 	q, k, v := o.Q, o.K, o.V
 	heads := int64(1)
 	if o.Rank() == 4 {
@@ -75,7 +77,7 @@ func (ortTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
 			for i := range lead {
 				lead[i] = int64(i)
 			}
-			bias = e.unsqueeze(bias, lead...)
+			bias = e.Unsqueeze(bias, lead...)
 		}
 		ins = append(ins, nil, nil, fullQueryKeyAxes(e, bias, q, k))
 	}
@@ -83,9 +85,9 @@ func (ortTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
 	if o.Causal && !causalAsBias(o) {
 		attrs = append(attrs, graph.IntAttr("unidirectional", 1))
 	}
-	out := e.op("MultiHeadAttention", "com.microsoft", ins, attrs...)
+	out := e.Op("MultiHeadAttention", "com.microsoft", ins, attrs...)
 	if o.Rank() == 4 {
-		out = e.transpose(e.reshape(out, 0, 0, heads, -1), 0, 2, 1, 3)
+		out = e.Transpose(e.Reshape(out, 0, 0, heads, -1), 0, 2, 1, 3)
 	}
 	// MultiHeadAttention gives NaN for a row whose bias is all −inf, as the
 	// source does without a guard; literal rows with finite fills it computes
@@ -97,46 +99,38 @@ func (ortTarget) Lower(e *emitter, o *SDPA) (*graph.Value, error) {
 }
 
 func init() {
-	// MultiHeadAttention: (B, S, H·Dv) from query (B, S, ·) and value (B, L, H·Dv).
-	fusedSchemas["com.microsoft.MultiHeadAttention"] = checkPacked("num_heads", "num_heads", 5)
-	graph.RegisterInfer("com.microsoft", "MultiHeadAttention", func(g *graph.Graph, n *graph.Node) {
-		q, v := n.Input(0), n.Input(2)
-		if q == nil || v == nil || q.Type.Rank() != 3 || v.Type.Rank() != 3 {
-			return
-		}
-		n.Output(0).SetType(graph.TensorOf(q.Type.DType, graph.Shape{q.Type.Shape[0], q.Type.Shape[1], v.Type.Shape[2]}))
-	})
+	schema.Register("com.microsoft.MultiHeadAttention", schema.Packed("num_heads", "num_heads", 5))
 }
 
 // fullQueryKeyAxes expands attention_bias over the query and key axes, which
 // MultiHeadAttention does not broadcast (it does broadcast batch and heads,
 // which stay 1 here): a (B, 1, 1, L) padding bias becomes (B, 1, S, L).
-func fullQueryKeyAxes(e *emitter, bias, q3, k3 *graph.Value) *graph.Value {
+func fullQueryKeyAxes(e *emit.Emitter, bias, q3, k3 *graph.Value) *graph.Value {
 	bs, qs, ks := bias.Type.Shape, q3.Type.Shape, k3.Type.Shape
 	if len(bs) == 4 && len(qs) == 3 && len(ks) == 3 && bs[2].Equal(qs[1]) && bs[3].Equal(ks[1]) {
 		return bias
 	}
-	lead := e.shapeSlice(bias, 0, 2)
-	s := e.shapeSlice(q3, 1, 2)
-	l := e.shapeSlice(k3, 1, 2)
-	target := e.op("Concat", "", []*graph.Value{lead, s, l}, graph.IntAttr("axis", 0))
-	return e.op("Expand", "", []*graph.Value{bias, target})
+	lead := e.ShapeSlice(bias, 0, 2)
+	s := e.ShapeSlice(q3, 1, 2)
+	l := e.ShapeSlice(k3, 1, 2)
+	target := e.Op("Concat", "", []*graph.Value{lead, s, l}, graph.IntAttr("axis", 0))
+	return e.Op("Expand", "", []*graph.Value{bias, target})
 }
 
 // repeatHeads gives each of g query heads its key/value head: (B, Hkv, N, D)
 // → (B, Hkv·g, N, D). MultiHeadAttention has no grouped-query form; the copy
 // costs g× the K/V memory, never the scores.
-func repeatHeads(e *emitter, x *graph.Value, g int64) *graph.Value {
+func repeatHeads(e *emit.Emitter, x *graph.Value, g int64) *graph.Value {
 	if g == 1 {
 		return x
 	}
-	u := e.unsqueeze(x, 2)
+	u := e.Unsqueeze(x, 2)
 	if dims, ok := x.Type.Shape.Ints(); ok && len(dims) == 4 {
-		full := e.op("Expand", "", []*graph.Value{u, e.i64(dims[0], dims[1], g, dims[2], dims[3])})
-		return e.reshape(full, dims[0], dims[1]*g, dims[2], dims[3])
+		full := e.Op("Expand", "", []*graph.Value{u, e.I64(dims[0], dims[1], g, dims[2], dims[3])})
+		return e.Reshape(full, dims[0], dims[1]*g, dims[2], dims[3])
 	}
-	shape := e.op("Concat", "", []*graph.Value{e.shapeSlice(x, 0, 2), e.i64(g), e.shapeSlice(x, 2, 4)}, graph.IntAttr("axis", 0))
-	full := e.op("Expand", "", []*graph.Value{u, shape})
-	merged := e.op("Concat", "", []*graph.Value{e.shapeSlice(x, 0, 1), e.i64(-1), e.shapeSlice(x, 2, 4)}, graph.IntAttr("axis", 0))
-	return e.op("Reshape", "", []*graph.Value{full, merged})
+	shape := e.Op("Concat", "", []*graph.Value{e.ShapeSlice(x, 0, 2), e.I64(g), e.ShapeSlice(x, 2, 4)}, graph.IntAttr("axis", 0))
+	full := e.Op("Expand", "", []*graph.Value{u, shape})
+	merged := e.Op("Concat", "", []*graph.Value{e.ShapeSlice(x, 0, 1), e.I64(-1), e.ShapeSlice(x, 2, 4)}, graph.IntAttr("axis", 0))
+	return e.Op("Reshape", "", []*graph.Value{full, merged})
 }

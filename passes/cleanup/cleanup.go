@@ -1,32 +1,32 @@
-package passes
+// Package cleanup cancels the layout ops a rewrite inserts next to the
+// model's own: Transpose/Reshape pairs (here), Unsqueeze/Squeeze pairs
+// (axes.go) and per-part Transposes of a packed projection (sink.go). Each
+// rule is one small function; Layout applies them to a fixed point. It
+// reads and edits the graph only, so it sits on the lowest floor of
+// passes/ (passes/layers_test.go).
+package cleanup
 
 import (
 	"github.com/attnopt/attnopt/graph"
 )
 
-// Layout cleanup: the rules below cancel the Transpose/Reshape pairs (and
-// Unsqueeze/Squeeze pairs, cleanup_axes.go) that a rewrite inserts next to
-// the model's own. Each rule is one small function;
-// the pass applies them to a fixed point.
 var cleanupRules = []func(g *graph.Graph, n *graph.Node) bool{
 	foldTransposePair, dropIdentityTranspose, foldReshapePair, dropNoopReshape,
 	foldUnsqueezePair, foldSqueezePair, dropSqueezeOfUnsqueeze, swapWhereOfNot,
 	sinkTransposeThroughSqueeze, hoistTransposeAboveParts, mergeSameTranspose,
 }
 
-func cleanupPass(c *Context) error {
-	if c.FusedCount() == 0 {
-		return nil // nothing replaced: the model is written as it was
-	}
-	g := c.Model.Graph
+// Layout applies the rules to a fixed point; folds counts the rewrites it
+// made, removed the dead nodes it dropped on the way.
+func Layout(g *graph.Graph) (folds, removed int, err error) {
 	for changed := true; changed; {
 		changed = false
 		// The replaced site's nodes die first: while they still read the
 		// model's own layout ops, those ops look shared and a pair such as
 		// Transpose(Transpose(k)) would not fold.
-		c.DeadRemoved += g.RemoveDead()
+		removed += g.RemoveDead()
 		if err := g.Sort(); err != nil {
-			return err
+			return folds, removed, err
 		}
 		for _, n := range append([]*graph.Node(nil), g.Nodes...) {
 			if !inGraph(g, n) {
@@ -35,14 +35,14 @@ func cleanupPass(c *Context) error {
 			for _, rule := range cleanupRules {
 				if rule(g, n) {
 					changed = true
-					c.LayoutFolds++
+					folds++
 					break
 				}
 			}
 		}
 	}
-	c.DeadRemoved += g.RemoveDead()
-	return nil
+	removed += g.RemoveDead()
+	return folds, removed, nil
 }
 
 func inGraph(g *graph.Graph, n *graph.Node) bool {

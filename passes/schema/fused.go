@@ -1,4 +1,9 @@
-package passes
+// Package schema states the fused attention ops attnopt reads and writes:
+// the checked schema of each op a rewrite writes (fused.go), what ONNX
+// Runtime refuses in the ops it lifts or runs (runtime.go), and their shape
+// inference (infer.go). It is the lowest floor of passes/: every other
+// package there may read it (passes/layers_test.go).
+package schema
 
 import (
 	"fmt"
@@ -11,15 +16,58 @@ import (
 // node's operand types and returns an error naming the value at fault. The
 // rewrite runs them after every site with --verify-each and always before a
 // model is written, so a lowering mistake is caught here, not in a runtime.
-// Each target's file registers the schema of the op it writes.
-var fusedSchemas = map[string]func(n *graph.Node) error{}
+// The canonical op (passes/canonical) registers its own.
+var fusedSchemas = map[string]func(n *graph.Node) error{
+	"attnopt.FlashAttention":            checkFlash,
+	"attnopt.WindowAttention":           checkFlash,
+	"ai.onnx.Attention":                 checkONNXAttention,
+	"com.microsoft.MultiHeadAttention":  checkPacked("num_heads", "num_heads", 5),
+	"com.microsoft.GroupQueryAttention": checkPacked("num_heads", "kv_num_heads", -1),
+}
+
+// Register sets the checked schema of op ("domain.Op").
+func Register(op string, check func(n *graph.Node) error) { fusedSchemas[op] = check }
+
+// Registered reports whether op has a checked schema.
+func Registered(op string) bool { return fusedSchemas[op] != nil }
+
+// Flash is attnopt.FlashAttention's schema, which the canonical op and
+// WindowAttention share (checkFlash).
+func Flash(n *graph.Node) error { return checkFlash(n) }
+
+// ONNXAttention is ai.onnx.Attention's schema.
+func ONNXAttention(n *graph.Node) error { return checkONNXAttention(n) }
+
+// Packed is the schema of a (B, S, H·D) contrib op (checkPacked).
+func Packed(qAttr, kvAttr string, maskAt int) func(n *graph.Node) error {
+	return checkPacked(qAttr, kvAttr, maskAt)
+}
+
+// ScaleProblem says why a site's scale cannot be a fused op's attribute:
+// the ops (and ONNX Runtime's kernels for them) take a finite scale > 0,
+// written as a float32; com.microsoft's read 0 as "the default".
+func ScaleProblem(scale float64) string {
+	if f := float32(scale); f > 0 && !math.IsInf(float64(f), 0) {
+		return ""
+	}
+	return fmt.Sprintf("scale %g: the fused ops take a finite scale > 0", scale)
+}
+
+// OpName is "domain.Op" with ai.onnx for the default domain.
+func OpName(n *graph.Node) string {
+	d := n.Domain
+	if d == "" {
+		d = "ai.onnx"
+	}
+	return d + "." + n.OpType
+}
 
 // CheckFusedOps runs the schema of every fused op in g.
 func CheckFusedOps(g *graph.Graph) error {
 	for _, n := range g.Nodes {
-		if check := fusedSchemas[opName(n)]; check != nil {
+		if check := fusedSchemas[OpName(n)]; check != nil {
 			if err := check(n); err != nil {
-				return fmt.Errorf("%s %s: %w", opName(n), n.Label(), err)
+				return fmt.Errorf("%s %s: %w", OpName(n), n.Label(), err)
 			}
 		}
 	}
@@ -106,7 +154,7 @@ var kernelAttrKinds = map[string]graph.AttrKind{
 // causal 0 or 1, sliding_window >= 0 (> 0 with causal), and
 // WindowAttention's geometry: 1 to 3 axes, extents and windows >= 1, shift
 // as long, and a token count that fits in an int64. A model holding such
-// an op is refused on load too (lift_check.go), before the Go runtime
+// an op is refused on load too (runtime.go), before the Go runtime
 // would compute with it.
 func checkKernelAttrs(n *graph.Node) error {
 	if err := attrKinds(n, kernelAttrKinds); err != nil {
@@ -120,8 +168,8 @@ func checkKernelAttrs(n *graph.Node) error {
 	case sc == nil && n.OpType == "FlashAttention":
 	case sc == nil || sc.Kind != graph.AttrFloat:
 		return fmt.Errorf("needs a FLOAT scale")
-	case scaleProblem(float64(sc.F)) != "":
-		return fmt.Errorf("%s", scaleProblem(float64(sc.F)))
+	case ScaleProblem(float64(sc.F)) != "":
+		return fmt.Errorf("%s", ScaleProblem(float64(sc.F)))
 	}
 	if c := n.AttrInt("causal", 0); c != 0 && c != 1 {
 		return fmt.Errorf("causal %d is not 0 or 1", c)

@@ -1,4 +1,4 @@
-package passes_test
+package schema_test
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/graph/onnxpb"
 	"github.com/attnopt/attnopt/internal/testgraph"
-	. "github.com/attnopt/attnopt/passes"
+	"github.com/attnopt/attnopt/passes/schema"
 )
 
 // The fused-op schemas accept what the targets write and name the value at
@@ -59,7 +59,7 @@ func TestFusedOpSchemas(t *testing.T) {
 			}
 			out := b.NodeN(tc.op, tc.domain, names, 1, at...)[0]
 			b.Output(out)
-			err := CheckFusedOps(b.Model().Graph)
+			err := schema.CheckFusedOps(b.Model().Graph)
 			switch {
 			case tc.fault == "" && err != nil:
 				t.Fatalf("rejected: %v", err)

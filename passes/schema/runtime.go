@@ -1,4 +1,4 @@
-package passes
+package schema
 
 import (
 	"fmt"
@@ -30,13 +30,13 @@ var runtimeChecks = []runtimeCheck{
 	{"com.microsoft", "BeamSearch", checkSearchArity},
 	{"com.microsoft", "GreedySearch", checkSearchArity},
 	{"com.microsoft", "Sampling", checkSearchArity},
-	// attnopt's own ops, as the custom-op library reads them (fused_check.go).
+	// attnopt's own ops, as the custom-op library reads them (fused.go).
 	{"attnopt", "FlashAttention", checkKernelAttrs},
 	{"attnopt", "WindowAttention", checkKernelAttrs},
 }
 
-// checkRuntimeOp is n's runtime check, nil when it passes or has none.
-func checkRuntimeOp(n *graph.Node) error {
+// CheckRuntimeOp is n's runtime check, nil when it passes or has none.
+func CheckRuntimeOp(n *graph.Node) error {
 	d := n.Domain
 	if d == "ai.onnx" {
 		d = ""
@@ -44,30 +44,7 @@ func checkRuntimeOp(n *graph.Node) error {
 	for _, c := range runtimeChecks {
 		if c.domain == d && c.op == n.OpType {
 			if err := c.check(n); err != nil {
-				return fmt.Errorf("node %q (%s): %w", n.Label(), opName(n), err)
-			}
-		}
-	}
-	return nil
-}
-
-// CheckRuntimeOps runs the runtime checks over every node of g and of its
-// subgraphs, at any depth; the error names the node (and the subgraph).
-func CheckRuntimeOps(g *graph.Graph) error {
-	for _, n := range g.Nodes {
-		if err := checkRuntimeOp(n); err != nil {
-			return err
-		}
-		if !n.HasSubgraphs() {
-			continue
-		}
-		subs, err := g.Subgraphs(n, nil)
-		if err != nil {
-			continue // not analysable: its attention is listed as such, never lifted
-		}
-		for _, s := range subs {
-			if err := CheckRuntimeOps(s.Model.Graph); err != nil {
-				return fmt.Errorf("in subgraph %s: %w", ScopePath("", n, s), err)
+				return fmt.Errorf("node %q (%s): %w", n.Label(), OpName(n), err)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package passes
+package cleanup
 
 import (
 	"slices"
@@ -22,18 +22,5 @@ func TestMergeAxes(t *testing.T) {
 		if got := mergeAxes(c.outer, c.inner, c.rank); !slices.Equal(got, c.want) {
 			t.Errorf("mergeAxes(%v, %v, %d) = %v, want %v", c.outer, c.inner, c.rank, got, c.want)
 		}
-	}
-}
-
-// Every target's file registers the checked schema of the op it writes.
-func TestEveryTargetRegistersItsSchema(t *testing.T) {
-	for _, name := range TargetNames() {
-		tg, _ := TargetByName(name)
-		if fusedSchemas[tg.Op()] == nil {
-			t.Errorf("target %s: no schema for %s", name, tg.Op())
-		}
-	}
-	if fusedSchemas[canonicalDomain+"."+canonicalOp] == nil {
-		t.Error("no schema for the canonical op")
 	}
 }
