@@ -3,6 +3,7 @@ package passes
 import (
 	"testing"
 
+	"github.com/attnopt/attnopt/passes/canonical"
 	"github.com/attnopt/attnopt/passes/schema"
 )
 
@@ -47,7 +48,7 @@ func TestEveryTargetRegistersItsSchema(t *testing.T) {
 			t.Errorf("target %s: no schema for %s", name, tg.Op())
 		}
 	}
-	if !schema.Registered(canonicalDomain + "." + canonicalOp) {
+	if !schema.Registered(canonical.Domain + "." + canonical.Op) {
 		t.Error("no schema for the canonical op")
 	}
 }
