@@ -179,9 +179,10 @@ func opWindowAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 
 func init() {
 	register("attnopt", "FlashAttention", opFlashAttention)
-	// The rewrite's canonical op (passes/canonical.go) has FlashAttention's
-	// semantics; evaluating it lets tests check a rewrite's stage 1 before
-	// any target lowers it.
+	// The rewrite's canonical ops (passes/canonical/op.go) have
+	// FlashAttention's and WindowAttention's semantics; evaluating them lets
+	// tests check a rewrite's stage 1 before any target lowers it.
 	register("attnopt.internal", "SDPA", opFlashAttention)
 	register("attnopt", "WindowAttention", opWindowAttention)
+	register("attnopt.internal", "WindowSDPA", opWindowAttention)
 }

@@ -211,14 +211,14 @@ func NewSiteInfo(s *passes.Site) SiteInfo {
 		QLen: dimPtr(s.QLen), KVLen: dimPtr(s.KVLen),
 		HeadDim: dimPtr(s.HeadDim), VHeadDim: dimPtr(s.VHeadDim),
 		Dims:  Dims{s.Batch.String(), s.Heads.String(), s.QLen.String(), s.KVLen.String(), s.HeadDim.String(), s.VHeadDim.String()},
-		DType: s.DType.String(), Mask: s.Mask, Causal: s.Causal, Scale: s.Scale,
+		DType: s.DType.String(), Mask: s.Mask(), Causal: s.Causal, Scale: s.Scale,
 	}
 	for _, n := range s.Nodes {
 		si.Nodes = append(si.Nodes, n.Label())
 	}
-	if s.MaskValue != nil && s.MaskValue.Type.Ranked {
+	if s.MaskValue() != nil && s.MaskValue().Type.Ranked {
 		si.MaskShape = []any{}
-		for _, d := range s.MaskValue.Type.Shape {
+		for _, d := range s.MaskValue().Type.Shape {
 			if v, ok := d.Value(); ok {
 				si.MaskShape = append(si.MaskShape, v)
 			} else {
