@@ -56,7 +56,7 @@ func (sp *attnSpec) outShape(rank int) []int {
 
 // kernelLimits refuses, for attnopt's own ops, what the kernels refuse
 // (internal/opdef): head sizes outside their limit and a mask of a rank
-// the op does not take. The canonical op (passes/canonical.go) has no
+// the op does not take. The canonical op (passes/canonical/op.go) has no
 // kernel and no such limit.
 func kernelLimits(c *opCtx, op *opdef.Op, sp *attnSpec, mask *Tensor) error {
 	if c.node.Domain != opdef.Domain {
@@ -207,9 +207,10 @@ func opWindowAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 
 func init() {
 	register("attnopt", "FlashAttention", opFlashAttention)
-	// The rewrite's canonical op (passes/canonical.go) has FlashAttention's
-	// semantics; evaluating it lets tests check a rewrite's stage 1 before
-	// any target lowers it.
+	// The rewrite's canonical ops (passes/canonical/op.go) have
+	// FlashAttention's and WindowAttention's semantics; evaluating them lets
+	// tests check a rewrite's stage 1 before any target lowers it.
 	register("attnopt.internal", "SDPA", opFlashAttention)
 	register("attnopt", "WindowAttention", opWindowAttention)
+	register("attnopt.internal", "WindowSDPA", opWindowAttention)
 }

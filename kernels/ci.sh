@@ -99,6 +99,18 @@ if [[ "$mode" != --skip-sanitize ]]; then
   sanitize || sanitize_failed=1
 fi
 
+# The CPU library against the merge base on the regression table's small
+# sizes (bench/cpu_ab.py): printed for the log, never failing on timing
+# (it fails only when this tree's library does).
+echo "== kernels: CPU regression A/B (--quick)"
+t0=$(stamp)
+if command -v python3 >/dev/null 2>&1; then
+  python3 "$here/bench/cpu_ab.py" --quick --rounds 5 --build "$build/cpu" --cache "$build/ab"
+else
+  echo "skipped: python3 not found"
+fi
+echo "CPU A/B: $(( $(stamp) - t0 ))s"
+
 echo "== kernels: CUDA 13 toolkit"
 t0=$(stamp)
 cuda_root="$(bash "$here/scripts/install-cuda.sh")"

@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/testgraph"
 	. "github.com/attnopt/attnopt/passes"
+	"github.com/attnopt/attnopt/passes/match"
 )
 
 // Stage 1 alone: every case lifts into attnopt.internal.SDPA nodes (one per
@@ -74,15 +76,16 @@ func TestFusedNodesRecordSiteAndPlan(t *testing.T) {
 func TestRecordedApproximatePlans(t *testing.T) {
 	b := rewriteCases()["sagan"]
 	for _, c := range []struct {
+		target string
 		approx ApproxOptions
 		kind   PlanKind
 	}{
-		{ApproxOptions{Window: []int64{2, 2}, Shift: []int64{1, 1}}, PlanWindow},
-		{ApproxOptions{Pool: "kv", Stride: 2}, PlanPoolKV},
-		{ApproxOptions{Pool: "qkv", Stride: 2, Upsample: "linear"}, PlanPoolQKV},
+		{"attnopt", ApproxOptions{Window: []int64{2, 2}, Shift: []int64{1, 1}}, PlanWindow},
+		{"ort", ApproxOptions{Pool: "kv", Stride: 2}, PlanPoolKV},
+		{"ort", ApproxOptions{Pool: "qkv", Stride: 2, Upsample: "linear"}, PlanPoolQKV},
 	} {
 		m := b.Model()
-		if _, err := Rewrite(m, Options{Target: "ort", Approx: c.approx}); err != nil {
+		if _, err := Rewrite(m, Options{Target: c.target, Approx: c.approx}); err != nil {
 			t.Fatal(err)
 		}
 		found := false
@@ -100,6 +103,43 @@ func TestRecordedApproximatePlans(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("%s: no node records the plan", c.kind)
+		}
+	}
+}
+
+// The window plan is a canonical op too (attnopt.internal.WindowSDPA):
+// only attnopt's kernels run WindowAttention, so the stock targets refuse
+// it with CodePlan, name the node at fault, and write the site unchanged.
+func TestWindowPlanRefusedByStockTargets(t *testing.T) {
+	approx := ApproxOptions{Window: []int64{2, 2}}
+	for _, target := range []string{"ort", "onnx", "gqa"} {
+		m := testgraph.SAGAN(23, 16, 4, 4).Model()
+		before := len(m.Graph.Nodes)
+		c, err := Rewrite(m, Options{Target: target, Approx: approx})
+		if err != nil {
+			t.Fatalf("%s: %v", target, err)
+		}
+		if len(c.Actions) != 1 {
+			t.Fatalf("%s: %d actions", target, len(c.Actions))
+		}
+		a := c.Actions[0]
+		switch {
+		case a.Fused:
+			t.Errorf("%s: fused the window plan into %s", target, a.Op)
+		case a.Plan.Kind != PlanWindow:
+			t.Errorf("%s: plan %s, want window", target, a.Plan.Kind)
+		case a.Reject == nil || a.Reject.Code != match.CodePlan || a.Reject.Node == nil:
+			t.Errorf("%s: reject %+v, want code plan naming the canonical node", target, a.Reject)
+		case !strings.Contains(a.Reason, "--target attnopt"):
+			t.Errorf("%s: reason %q does not name the target that runs it", target, a.Reason)
+		}
+		for _, n := range m.Graph.Nodes {
+			if n.Domain == "attnopt" || n.Domain == "attnopt.internal" {
+				t.Errorf("%s: wrote %s.%s", target, n.Domain, n.OpType)
+			}
+		}
+		if len(m.Graph.Nodes) != before {
+			t.Errorf("%s: %d nodes, want the %d the model had", target, len(m.Graph.Nodes), before)
 		}
 	}
 }

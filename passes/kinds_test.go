@@ -1,6 +1,11 @@
 package passes
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/attnopt/attnopt/passes/canonical"
+	"github.com/attnopt/attnopt/passes/schema"
+)
 
 func TestScaleFormNames(t *testing.T) {
 	for f, want := range map[ScaleForm]string{
@@ -32,5 +37,18 @@ func TestPassOrderChecked(t *testing.T) {
 		if checkOrder(table) == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// Every target's file registers the checked schema of the op it writes.
+func TestEveryTargetRegistersItsSchema(t *testing.T) {
+	for _, name := range TargetNames() {
+		tg, _ := TargetByName(name)
+		if !schema.Registered(tg.Op()) {
+			t.Errorf("target %s: no schema for %s", name, tg.Op())
+		}
+	}
+	if !schema.Registered(canonical.Domain + "." + canonical.Op) {
+		t.Error("no schema for the canonical op")
 	}
 }

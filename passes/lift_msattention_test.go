@@ -10,6 +10,7 @@ import (
 	"github.com/attnopt/attnopt/graph/onnxpb"
 	"github.com/attnopt/attnopt/internal/testgraph"
 	. "github.com/attnopt/attnopt/passes"
+	"github.com/attnopt/attnopt/passes/match"
 )
 
 // TestLiftMSAttention: each single-op com.microsoft.Attention fixture
@@ -119,24 +120,25 @@ func TestLiftMSAttentionRules(t *testing.T) {
 		ab    string
 		attrs []*onnxpb.AttributeProto
 		cols  int64
-		want  string // a variant, or the refusal's reason
+		want  string     // a variant, or the refusal's reason
+		code  match.Code // the refusal's code
 	}{
-		{"no bias", 17, false, nil, nil, "", nil, 36, "lifted:com.microsoft.Attention/rank3/scale-default"},
-		{"opset 10 slices", 10, true, []any{bsz, seq}, nil, "", nil, 36, "lifted:com.microsoft.Attention/rank3/scale-default/mask-additive"},
-		{"causal attention_bias", 17, true, nil, nil, "causal", nil, 36, "lifted:com.microsoft.Attention/rank3/scale-default/causal"},
-		{"causal attention_bias and mask_index", 17, true, []any{bsz, seq}, nil, "causal", nil, 36, "causal (unidirectional or a triangular attention_bias) with mask_index"},
-		{"past of rank 4", 17, true, nil, []any{2, bsz, heads, 3}, "", nil, 36, "is not (2, B, H, P, D)"},
-		{"past with other heads", 17, true, nil, []any{2, bsz, 2, 3, 6}, "", nil, 36, "is not (2, B, H, P, D) for 3 heads of 4"},
-		{"past", 17, true, nil, []any{2, bsz, heads, 3, 4}, "", nil, 36, "lifted:com.microsoft.Attention/rank3/scale-default/kv-cache"},
-		{"do_rotary", 17, true, nil, nil, "", []*onnxpb.AttributeProto{testgraph.Int("do_rotary", 1)}, 36, "do_rotary"},
-		{"shared buffer", 17, true, nil, nil, "", []*onnxpb.AttributeProto{testgraph.Int("past_present_share_buffer", 1)}, 36, "past_present_share_buffer"},
-		{"4-D mask", 17, true, []any{bsz, 1, 8, 8}, nil, "", nil, 36, "4-D mask_index"},
-		{"(3B+2) mask", 17, true, []any{3*bsz + 2}, nil, "", nil, 36, "is none of (B), (2B), (B, T), (B, S, T)"},
-		{"1-D mask at opset 10", 10, true, []any{bsz}, nil, "", nil, 36, "need Range (opset 11)"},
-		{"Q and K sizes differ", 17, true, nil, nil, "", []*onnxpb.AttributeProto{testgraph.Ints("qkv_hidden_sizes", 12, 6, 18)}, 36, "Q and K differ"},
-		{"sizes do not split", 17, true, nil, nil, "", []*onnxpb.AttributeProto{testgraph.Ints("qkv_hidden_sizes", 12, 12, 6)}, 36, "ONNX Runtime refuses it: node \"Attention_3\" (com.microsoft.Attention): qkv_hidden_sizes [12 12 6] do not add up to the weights' 36 columns"},
-		{"columns not in three", 17, true, nil, nil, "", nil, 35, "ONNX Runtime refuses it: node \"Attention_3\" (com.microsoft.Attention): weights \"c_1\" have 35 columns, not three equal parts"},
-		{"heads do not divide", 17, true, nil, nil, "", []*onnxpb.AttributeProto{testgraph.Ints("qkv_hidden_sizes", 10, 10, 16)}, 36, "ONNX Runtime refuses it: node \"Attention_3\" (com.microsoft.Attention): hidden size 10 is not a multiple of num_heads 3"},
+		{"no bias", 17, false, nil, nil, "", nil, 36, "lifted:com.microsoft.Attention/rank3/scale-default", 0},
+		{"opset 10 slices", 10, true, []any{bsz, seq}, nil, "", nil, 36, "lifted:com.microsoft.Attention/rank3/scale-default/mask-additive", 0},
+		{"causal attention_bias", 17, true, nil, nil, "causal", nil, 36, "lifted:com.microsoft.Attention/rank3/scale-default/causal", 0},
+		{"causal attention_bias and mask_index", 17, true, []any{bsz, seq}, nil, "causal", nil, 36, "causal (unidirectional or a triangular attention_bias) with mask_index", match.CodeCausal},
+		{"past of rank 4", 17, true, nil, []any{2, bsz, heads, 3}, "", nil, 36, "is not (2, B, H, P, D)", match.CodeShape},
+		{"past with other heads", 17, true, nil, []any{2, bsz, 2, 3, 6}, "", nil, 36, "is not (2, B, H, P, D) for 3 heads of 4", match.CodeShape},
+		{"past", 17, true, nil, []any{2, bsz, heads, 3, 4}, "", nil, 36, "lifted:com.microsoft.Attention/rank3/scale-default/kv-cache", 0},
+		{"do_rotary", 17, true, nil, nil, "", []*onnxpb.AttributeProto{testgraph.Int("do_rotary", 1)}, 36, "do_rotary", match.CodeUnsupported},
+		{"shared buffer", 17, true, nil, nil, "", []*onnxpb.AttributeProto{testgraph.Int("past_present_share_buffer", 1)}, 36, "past_present_share_buffer", match.CodeUnsupported},
+		{"4-D mask", 17, true, []any{bsz, 1, 8, 8}, nil, "", nil, 36, "4-D mask_index", match.CodeMask},
+		{"(3B+2) mask", 17, true, []any{3*bsz + 2}, nil, "", nil, 36, "is none of (B), (2B), (B, T), (B, S, T)", match.CodeMask},
+		{"1-D mask at opset 10", 10, true, []any{bsz}, nil, "", nil, 36, "need Range (opset 11)", match.CodeMask},
+		{"Q and K sizes differ", 17, true, nil, nil, "", []*onnxpb.AttributeProto{testgraph.Ints("qkv_hidden_sizes", 12, 6, 18)}, 36, "Q and K differ", match.CodeShape},
+		{"sizes do not split", 17, true, nil, nil, "", []*onnxpb.AttributeProto{testgraph.Ints("qkv_hidden_sizes", 12, 12, 6)}, 36, "ONNX Runtime refuses it: node \"Attention_3\" (com.microsoft.Attention): qkv_hidden_sizes [12 12 6] do not add up to the weights' 36 columns", match.CodeRuntime},
+		{"columns not in three", 17, true, nil, nil, "", nil, 35, "ONNX Runtime refuses it: node \"Attention_3\" (com.microsoft.Attention): weights \"c_1\" have 35 columns, not three equal parts", match.CodeRuntime},
+		{"heads do not divide", 17, true, nil, nil, "", []*onnxpb.AttributeProto{testgraph.Ints("qkv_hidden_sizes", 10, 10, 16)}, 36, "ONNX Runtime refuses it: node \"Attention_3\" (com.microsoft.Attention): hidden size 10 is not a multiple of num_heads 3", match.CodeRuntime},
 	} {
 		build := func() *graph.Model {
 			b := testgraph.New(c.opset)
@@ -173,8 +175,8 @@ func TestLiftMSAttentionRules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			res := FindSites(build().Graph)
 			if !strings.HasPrefix(c.want, "lifted:") {
-				if len(res.Sites) != 0 || len(res.Rejected) != 1 || !strings.Contains(res.Rejected[0].Reason, c.want) {
-					t.Fatalf("%d sites, rejections %+v; want the refusal %q", len(res.Sites), res.Rejected, c.want)
+				if len(res.Sites) != 0 || len(res.Rejected) != 1 || res.Rejected[0].Code != c.code || !strings.Contains(res.Rejected[0].Reason, c.want) {
+					t.Fatalf("%d sites, rejections %+v; want the refusal %q, code %s", len(res.Sites), res.Rejected, c.want, c.code)
 				}
 				return
 			}

@@ -219,7 +219,7 @@ func TestLiftMaskedMHA(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := FindSites(m.Graph)
-	if len(res.Sites) != 1 || res.Sites[0].Lifted == nil || res.Sites[0].Mask != MaskAdditive {
+	if len(res.Sites) != 1 || res.Sites[0].Lifted == nil || res.Sites[0].Mask() != MaskAdditive {
 		t.Fatalf("want one lifted masked MultiHeadAttention site, got %d sites", len(res.Sites))
 	}
 	c, err := Rewrite(m, Options{Target: "attnopt", VerifyEach: true})

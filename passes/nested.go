@@ -2,160 +2,79 @@ package passes
 
 import (
 	"fmt"
+	"slices"
 
-	"github.com/attnopt/attnopt/graph"
-	"github.com/attnopt/attnopt/graph/onnxpb"
+	"github.com/attnopt/attnopt/passes/plan"
 )
 
-// NestedOp is attention found inside a subgraph attribute (If branches,
-// Loop/Scan bodies, com.microsoft BeamSearch/GreedySearch decoders): a fused
-// attention op or a Softmax. Each subgraph is matched as a model of its own
-// (graph/subgraph.go); Site is the site the op belongs to, which rewrite
-// fuses in place, or nil with Reason saying why not.
-type NestedOp struct {
-	Path   string // enclosing node and attribute, outermost first: "If n/then_branch / Loop l/body"
-	Op     string // "domain.Op"
-	Node   string
-	Site   *Site
-	Reason string
-}
-
-// NestedSites lists the sites among ops.
-func NestedSites(ops []NestedOp) []*Site {
-	var out []*Site
-	for _, o := range ops {
-		if o.Site != nil {
-			out = append(out, o.Site)
+// nestedPass is the table's row for attention inside If/Loop/Scan bodies
+// and decoder subgraphs: it runs the table on every subgraph of the nodes
+// that had graph attributes before this graph's own rewrite, depth first
+// (the subgraph's own nested row goes deeper), and writes back each
+// subgraph where a site was fused. Their actions join c's, with the site's
+// Path set, numbered after the sites matched before them.
+func nestedPass(c *Context) error {
+	if c.model.reserved == nil {
+		c.model.reserved = map[string]bool{}
+		c.Model.Names(c.model.reserved)
+	}
+	g := c.Model.Graph
+	changed := false
+	for _, n := range c.holders {
+		if !slices.Contains(g.Nodes, n) {
+			continue
 		}
-	}
-	return out
-}
-
-// subgraphHolders lists g's nodes that have graph attributes, in file
-// order: the order nested sites are numbered in, by inspect and rewrite
-// alike.
-func subgraphHolders(g *graph.Graph) []*graph.Node {
-	var out []*graph.Node
-	for _, n := range g.Nodes {
-		if n.HasSubgraphs() {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// ScopePath names one subgraph attribute of n below the path of n's graph
-// (Site.Path).
-func ScopePath(parent string, n *graph.Node, s *graph.Subgraph) string {
-	name := n.Name
-	if name == "" {
-		name = n.Label()
-	}
-	p := n.OpType + " " + name + "/" + s.Attr
-	if s.Index >= 0 {
-		p += fmt.Sprintf("[%d]", s.Index)
-	}
-	if parent != "" {
-		p = parent + " / " + p
-	}
-	return p
-}
-
-// findNested matches every subgraph of g, at any depth; its sites are
-// numbered from next on.
-func findNested(g *graph.Graph, next int) []NestedOp {
-	var out []NestedOp
-	for _, n := range subgraphHolders(g) {
-		subs, err := g.Subgraphs(n, nil)
+		subs, err := g.Subgraphs(n, c.model.reserved)
 		if err != nil {
-			// Still listed, from the protobuf, with why it stays naive.
-			for _, a := range n.Attrs {
-				for _, gp := range a.GraphProtos() {
-					for _, op := range listNested(nil, n.OpType+" "+n.Name+"/"+a.Name, gp) {
-						op.Reason = "the subgraph cannot be analysed: " + err.Error()
-						out = append(out, op)
-					}
-				}
-			}
+			// inspect lists its attention with this reason.
 			continue
 		}
 		for _, s := range subs {
-			r := FindSites(s.Model.Graph)
-			next = r.place(ScopePath("", n, s), next)
-			out = append(out, r.asNested(ScopePath("", n, s))...)
-		}
-	}
-	return out
-}
-
-// place numbers r's sites, nested ones included, from next on and puts them
-// under path; it returns the next free ID.
-func (r *Result) place(path string, next int) int {
-	for _, s := range r.Sites {
-		s.ID += next
-		s.Path = path
-	}
-	for i := range r.Nested {
-		o := &r.Nested[i]
-		o.Path = path + " / " + o.Path
-		if o.Site != nil {
-			o.Site.ID += next
-			o.Site.Path = o.Path
-		}
-	}
-	return next + len(r.Sites) + len(NestedSites(r.Nested))
-}
-
-// asNested lists what the match of the subgraph at path found, as seen
-// from outside it.
-func (r *Result) asNested(path string) []NestedOp {
-	var out []NestedOp
-	for _, s := range r.Sites {
-		n := s.Softmax
-		if s.Lifted != nil {
-			n = s.Lifted
-		}
-		out = append(out, NestedOp{Path: path, Op: opName(n), Node: n.Label(), Site: s})
-	}
-	why := map[*graph.Node]string{}
-	for _, rej := range r.Rejected {
-		why[rej.Softmax] = rej.Reason
-	}
-	for _, n := range r.Fused {
-		reason, ok := why[n]
-		switch {
-		case ok:
-		case liftRuleFor(n) == nil:
-			reason = "already fused; attnopt has no rule to lift " + opName(n) + " into a site, so it is kept"
-		default:
-			reason = "already fused, and memory-efficient in its runtime; kept"
-		}
-		out = append(out, NestedOp{Path: path, Op: opName(n), Node: n.Label(), Reason: reason})
-		delete(why, n)
-	}
-	for _, rej := range r.Rejected {
-		if _, ok := why[rej.Softmax]; ok {
-			out = append(out, NestedOp{Path: path, Op: opName(rej.Softmax), Node: rej.Softmax.Label(), Reason: rej.Reason})
-		}
-	}
-	return append(out, r.Nested...)
-}
-
-// listNested lists fused attention ops and Softmax nodes of a subgraph that
-// cannot be wrapped, at any depth.
-func listNested(out []NestedOp, path string, sg *onnxpb.GraphProto) []NestedOp {
-	for _, m := range sg.GetNode() {
-		node := &graph.Node{OpType: m.GetOpType(), Domain: m.GetDomain(), Name: m.GetName()}
-		if IsFusedAttention(node) || node.Is("Softmax") {
-			out = append(out, NestedOp{Path: path, Op: opName(node), Node: m.GetName()})
-		}
-		for _, a := range m.GetAttribute() {
-			for _, sub := range append([]*onnxpb.GraphProto{a.GetG()}, a.GetGraphs()...) {
-				if sub != nil {
-					out = listNested(out, path+" / "+m.GetOpType()+" "+m.GetName()+"/"+a.GetName(), sub)
+			opts := c.Opts
+			// Exact fusion only: an approximation's error is measured per
+			// site on the main graph (validate/approx.go), which cannot
+			// reach into subgraphs.
+			opts.Approx = ApproxOptions{MemoryBudget: c.Opts.Approx.MemoryBudget}
+			sub := &Context{Model: s.Model, Opts: opts, Target: c.Target, path: ScopePath(c.path, n, s), model: c.model}
+			err := sub.runTable("")
+			for _, a := range sub.Actions {
+				if a.Plan != nil && a.Plan.Kind == plan.Exact && c.approxAsked() {
+					a.Plan.Reason = "exact: approximations apply to the main graph's sites only"
 				}
 			}
+			c.Actions = append(c.Actions, sub.Actions...)
+			c.stat.Folds += sub.LayoutFolds
+			c.stat.Removed += sub.DeadRemoved
+			if err != nil {
+				return fmt.Errorf("%s: %w", sub.path, err)
+			}
+			if sub.FusedCount() == 0 {
+				continue
+			}
+			if err := s.Inline(); err != nil {
+				return fmt.Errorf("%s: %w", sub.path, err)
+			}
+			s.Model.Names(c.model.reserved)
+			// Opset imports live on the model, not on its subgraphs.
+			for _, o := range s.Model.Opsets {
+				if c.Model.Opset(o.Domain) < o.Version {
+					c.Model.SetOpset(o.Domain, o.Version)
+				}
+			}
+			changed = true
 		}
 	}
-	return out
+	if !changed {
+		return nil
+	}
+	// Outer values only a subgraph's replaced nodes read are dead now.
+	c.stat.Removed += g.RemoveDead()
+	return g.Sort()
+}
+
+// approxAsked: the options ask for approximations (explicitly, or where a
+// site does not fit the budget).
+func (c *Context) approxAsked() bool {
+	o := c.Opts.Approx
+	return o.Window != nil || o.Pool != "" || o.AllowApprox
 }

@@ -1,11 +1,22 @@
+// Package passes rewrites the attention of a model: the pass table below
+// runs the floors of passes/ in order. match (passes/match) binds every
+// site into an immutable Match; plan (passes/plan) decides each site's
+// plan; stage 1 (passes/canonical) builds canonical ops from the Match and
+// plan; stage 2 (passes/lower) lowers them into the target's op; cleanup
+// (passes/cleanup) cancels the layout adapters of both stages. This
+// package is the thin public entry (Rewrite, Options, FindSites, the
+// aliases in api_*.go); no floor imports one above it
+// (passes/layers_test.go).
 package passes
 
 import (
-	"errors"
 	"fmt"
-	"math"
+	"time"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/canonical"
+	"github.com/attnopt/attnopt/passes/match"
+	"github.com/attnopt/attnopt/passes/schema"
 )
 
 // Options configure a rewrite.
@@ -14,11 +25,12 @@ type Options struct {
 	VerifyEach bool // run the graph verifier after every pass
 	Approx     ApproxOptions
 	// ZeroEmptyRows is a test hook: rows that see no key give zeros, as
-	// before the canonical op stated the source's fills (rows.go), so a
-	// test can show validation catches that.
+	// before the canonical op stated the source's fills (passes/match/rows.go),
+	// so a test can show validation catches that.
 	ZeroEmptyRows bool
-
-	scope *nestScope // set when rewriting a subgraph (passes/rewrite_nested.go)
+	// MinScores (bytes; 0 = none) leaves exact sites whose score tensor is
+	// known and smaller alone (rewrite --min-scores; plan.BelowMinScores).
+	MinScores int64
 }
 
 // Action says what the rewrite did with one site.
@@ -31,6 +43,9 @@ type Action struct {
 	Op     string // the fused op, "domain.Op"
 	Node   string // the fused node's name
 	Reason string // why the site was left alone
+	// Reject is that reason, typed: its code and the node or value at
+	// fault (nil when the site was fused or kept).
+	Reject *Reject
 	// Warning says why the fused op still materialises the scores in the
 	// target's runtime (Plan.BytesAfter then counts them).
 	Warning string
@@ -41,40 +56,78 @@ type Action struct {
 
 // Context is the state the passes share.
 type Context struct {
-	Model       *graph.Model
-	Opts        Options
-	Target      Target
-	Match       *Result
-	Actions     []Action
-	LayoutFolds int // Transpose/Reshape rewrites made by cleanup
-	DeadRemoved int // nodes removed as dead code (the replaced sites among them)
+	Model   *graph.Model
+	Opts    Options
+	Target  Target
+	Match   *Result
+	Actions []Action
+	// Passes records each pass of this run, in order, with what it did.
+	Passes []PassStats
+	// LayoutFolds and DeadRemoved total the pass records (subgraphs'
+	// included).
+	LayoutFolds int
+	DeadRemoved int
+
+	stat    *PassStats    // the running pass's record
+	path    string        // the subgraph this context rewrites ("" for the main graph)
+	holders []*graph.Node // nodes with subgraphs, as the match pass saw them
+	model   *modelState   // shared by the main graph and every subgraph of one model
 }
 
-// Pass is one step of the pipeline.
+// modelState is what every subgraph's rewrite of one model shares: the
+// next site ID, and the names every scope uses (a fused node or value in a
+// subgraph never takes a name used elsewhere).
+type modelState struct {
+	next     int
+	reserved map[string]bool
+}
+
+// Pass is one step of the pipeline: one row of the table.
 type Pass struct {
 	Name string
 	Run  func(*Context) error
 	// After names the passes that must run before this one.
 	After []string
+	// Verify: with --verify-each the graph verifier runs after this pass.
+	// lift leaves its new nodes unsorted and verifies each site instead.
+	Verify bool
+}
+
+// PassStats is what one pass did in one run.
+type PassStats struct {
+	Name     string
+	Folds    int // layout rewrites (cleanup-layout)
+	Removed  int // nodes removed as dead code
+	Verified bool
+	Elapsed  time.Duration
 }
 
 // Pipeline is the pass table, in order; checkOrder proves the order at init.
-// "lift" is stage 1 (every site becomes attnopt.internal.SDPA with its
-// adapters, canonical.go), "lower" stage 2 (the target's op, lower.go).
+// "lift" is stage 1 (every site becomes canonical ops with their adapters,
+// passes/canonical), "lower" stage 2 (the target's op, passes/lower);
+// "nested" runs the table on every subgraph; "verify" checks what would be
+// written, --verify-each or not.
 var Pipeline = []Pass{
-	{"match", matchPass, nil},
-	{"lift", liftPass, []string{"match"}},
-	{"lower", lowerPass, []string{"lift"}},
-	{"cleanup-layout", cleanupPass, []string{"lower"}},
-	{"dead-code", deadCodePass, []string{"lift", "cleanup-layout"}},
-	{"opset-import", opsetPass, []string{"lower"}},
-	{"sort", sortPass, []string{"lower", "cleanup-layout", "dead-code"}},
+	{Name: "match", Run: matchPass, Verify: true},
+	{Name: "lift", Run: liftPass, After: []string{"match"}},
+	{Name: "lower", Run: lowerPass, After: []string{"lift"}, Verify: true},
+	{Name: "cleanup-layout", Run: cleanupPass, After: []string{"lower"}, Verify: true},
+	{Name: "dead-code", Run: deadCodePass, After: []string{"lift", "cleanup-layout"}, Verify: true},
+	{Name: "opset-import", Run: opsetPass, After: []string{"lower"}, Verify: true},
+	{Name: "sort", Run: sortPass, After: []string{"lower", "cleanup-layout", "dead-code"}, Verify: true},
+	{Name: "nested", Run: nestedPass, After: []string{"sort"}},
+	{Name: "verify", Run: verifyPass, After: []string{"nested"}},
 }
+
+// table is Pipeline as runTable reads it (set at init: the nested row
+// runs the table itself).
+var table []Pass
 
 func init() {
 	if err := checkOrder(Pipeline); err != nil {
 		panic(err)
 	}
+	table = Pipeline
 }
 
 // checkOrder says which pass runs before one it needs, or names twice.
@@ -100,9 +153,8 @@ func Rewrite(m *graph.Model, opts Options) (*Context, error) {
 }
 
 // LiftOnly runs the pipeline up to and including stage 1 for the target: the
-// graph holds attnopt.internal.SDPA nodes, which the pure-Go runtime
-// evaluates, and must never be written to a file (tests validate stage 1
-// with it).
+// graph holds canonical nodes, which the pure-Go runtime evaluates, and
+// must never be written to a file (tests validate stage 1 with it).
 func LiftOnly(m *graph.Model, opts Options) (*Context, error) {
 	return run(m, opts, "lift")
 }
@@ -113,46 +165,54 @@ func run(m *graph.Model, opts Options, stopAfter string) (*Context, error) {
 	}
 	t, err := TargetByName(opts.Target)
 	if err != nil {
-		return nil, &ModelError{Msg: err.Error()}
+		return nil, &ModelError{Msg: err.Error(), Err: err}
 	}
 	if err := t.CheckModel(m); err != nil {
 		return nil, err
 	}
-	// A fused op ONNX Runtime refuses is refused here (lift_check.go), not
-	// lifted into one that runs or written back as it was.
+	// A fused op ONNX Runtime refuses is refused here (passes/schema/runtime.go),
+	// not lifted into one that runs or written back as it was.
 	if err := CheckRuntimeOps(m.Graph); err != nil {
-		return nil, &ModelError{Msg: err.Error()}
+		return nil, &ModelError{Msg: err.Error(), Err: err}
 	}
-	c := &Context{Model: m, Opts: opts, Target: t}
-	holders := subgraphHolders(m.Graph)
-	for _, p := range Pipeline {
-		if err := p.Run(c); err != nil {
-			return c, fmt.Errorf("pass %s: %w", p.Name, err)
+	c := &Context{Model: m, Opts: opts, Target: t, model: &modelState{}}
+	return c, c.runTable(stopAfter)
+}
+
+// runTable runs the pass table on c's graph, stopping after the pass named
+// stopAfter ("" for none).
+func (c *Context) runTable(stopAfter string) error {
+	defer c.total()
+	for _, p := range table {
+		c.Passes = append(c.Passes, PassStats{Name: p.Name})
+		c.stat = &c.Passes[len(c.Passes)-1]
+		start := time.Now()
+		err := p.Run(c)
+		c.stat.Elapsed = time.Since(start)
+		if err != nil {
+			return fmt.Errorf("pass %s: %w", p.Name, err)
 		}
-		if opts.VerifyEach && p.Name != "lift" {
-			if err := verify(m.Graph); err != nil {
-				return c, fmt.Errorf("graph invalid after pass %s: %w", p.Name, err)
+		if c.Opts.VerifyEach && p.Verify {
+			if err := verify(c.Model.Graph); err != nil {
+				return fmt.Errorf("graph invalid after pass %s: %w", p.Name, err)
 			}
+			c.stat.Verified = true
 		}
 		if p.Name == stopAfter {
-			c.DeadRemoved += m.Graph.RemoveDead()
-			return c, nil
+			c.stat.Removed += c.Model.Graph.RemoveDead()
+			return nil
 		}
 	}
-	// Then attention inside If/Loop/Scan bodies and decoder subgraphs.
-	if err := c.rewriteNested(holders); err != nil {
-		return c, err
+	return nil
+}
+
+// total sums the pass records into LayoutFolds and DeadRemoved.
+func (c *Context) total() {
+	c.LayoutFolds, c.DeadRemoved = 0, 0
+	for _, p := range c.Passes {
+		c.LayoutFolds += p.Folds
+		c.DeadRemoved += p.Removed
 	}
-	// Always verified before anyone writes it, --verify-each or not.
-	if err := verify(m.Graph); err != nil {
-		return c, fmt.Errorf("rewritten graph invalid: %w", err)
-	}
-	for _, n := range m.Graph.Nodes {
-		if isCanonical(n) {
-			return c, fmt.Errorf("rewritten graph invalid: %s %s was not lowered", opName(n), n.Label())
-		}
-	}
-	return c, nil
 }
 
 // verify runs the graph verifier, the load-time shape checks (so a
@@ -165,167 +225,24 @@ func verify(g *graph.Graph) error {
 	if err := g.CheckShapes(); err != nil {
 		return err
 	}
-	return CheckFusedOps(g)
+	return schema.CheckFusedOps(g)
 }
 
-func matchPass(c *Context) error {
-	c.Match = FindSites(c.Model.Graph)
-	c.Opts.scope.place(c.Match)
-	return nil
-}
-
-// liftPass replaces every site the target accepts with the canonical op
-// (or, for a window plan, attnopt.WindowAttention). A site the target
-// cannot take is left as it was, with the reason.
-func liftPass(c *Context) error {
-	for _, s := range c.Match.Sites {
-		a := Action{Site: s, Op: c.Target.Op(), Plan: choosePlan(s, c.Opts.Approx)}
-		build := func(e *emitter) (*graph.Value, error) { return liftSite(e, s, c.Opts.ZeroEmptyRows) }
-		switch {
-		case a.Plan.Approximate():
-			if a.Plan.Kind == PlanWindow {
-				a.Op = "attnopt.WindowAttention"
-			}
-			build = func(e *emitter) (*graph.Value, error) { return buildApprox(e, s, a.Plan) }
-		case liftedSame(c.Target, s) != "":
-			a.Reason, a.Kept = liftedSame(c.Target, s), true
-			c.Actions = append(c.Actions, a)
-			continue
-		}
-		if err := c.fuseWith(s, &a, build); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// fuseWith replaces one site with what build emits, or leaves it untouched
-// with the reason when building fails or the target refuses a canonical
-// node the build made.
-func (c *Context) fuseWith(s *Site, a *Action, build func(e *emitter) (*graph.Value, error)) error {
+// verifyPass checks the graph before anyone writes it, --verify-each or
+// not: valid, and no canonical op left.
+func verifyPass(c *Context) error {
 	g := c.Model.Graph
-	if why := scaleProblem(s.Scale); why != "" {
-		a.Reason = why
-		c.Actions = append(c.Actions, *a)
-		return nil
+	if err := verify(g); err != nil {
+		return fmt.Errorf("rewritten graph invalid: %w", err)
 	}
-	readers, err := shapeReaders(s)
-	if err != nil {
-		a.Reason = err.Error()
-		c.Actions = append(c.Actions, *a)
-		return nil
-	}
-	before := len(g.Nodes)
-	e := newEmitter(g, sitePrefix(s.ID))
-	// A lifted op's operands (com.microsoft.Attention's QKV projection) are
-	// emitted by its prelude; a refused site gets its placeholders back.
-	out, err := withPrelude(e, s, func(e *emitter) (*graph.Value, error) {
-		out, err := build(e)
-		if err == nil {
-			err = c.accept(g.Nodes[before:], a)
-		}
-		return out, err
-	})
-	if err != nil {
-		// Undo the nodes this site added; nothing of the original changed.
-		for _, n := range append([]*graph.Node(nil), g.Nodes[before:]...) {
-			g.RemoveNode(n)
-		}
-		g.RemoveDead()
-		a.Reason = reasonOf(err)
-		c.Actions = append(c.Actions, *a)
-		return nil
-	}
-	replaceShapeReaders(e, s, readers)
-	rewirePresent(e, s)
-	rewireTypeOnly(s, out)
-	g.ReplaceAllUses(s.Output, out)
-	for _, n := range g.Nodes[before:] {
-		if n.OpType == "WindowAttention" && n.Domain == "attnopt" {
-			a.Node = n.Name
-			recordPlan(n, s.ID, a.Plan)
+	for _, n := range g.Nodes {
+		if canonical.IsCanonical(n) {
+			return fmt.Errorf("rewritten graph invalid: %s %s was not lowered", match.OpName(n), n.Label())
 		}
 	}
-	a.Fused = true
-	c.Actions = append(c.Actions, *a)
-	if c.Opts.VerifyEach {
-		// Verify without reordering, so --verify-each never changes the
-		// output bytes.
-		if err := verify(g); err != nil {
-			return fmt.Errorf("site %d: %w", s.ID, err)
-		}
-	}
+	c.stat.Verified = true
 	return nil
 }
-
-// accept asks the target about every canonical node a site's build added
-// and notes whether the target's op still materialises the scores.
-func (c *Context) accept(added []*graph.Node, a *Action) error {
-	for _, n := range added {
-		if !isCanonical(n) {
-			continue
-		}
-		o := sdpaOf(n)
-		if err := c.Target.Accept(o); err != nil {
-			return err
-		}
-		if why := c.Target.Materialises(o); why != "" && !a.Plan.Approximate() {
-			a.Warning, a.Plan.BytesAfter = why, a.Plan.BytesBefore
-		}
-		if a.CUDA == nil {
-			p := c.Target.OnCUDA(o)
-			a.CUDA = &p
-		}
-	}
-	return nil
-}
-
-func sitePrefix(id int) string { return fmt.Sprintf("attnopt/site%d", id) }
-
-// scaleProblem says why a site's scale cannot be a fused op's attribute:
-// the ops (and ONNX Runtime's kernels for them) take a finite scale > 0,
-// written as a float32; com.microsoft's read 0 as "the default".
-func scaleProblem(scale float64) string {
-	if f := float32(scale); f > 0 && !math.IsInf(float64(f), 0) {
-		return ""
-	}
-	return fmt.Sprintf("scale %g: the fused ops take a finite scale > 0", scale)
-}
-
-func reasonOf(err error) string {
-	var r *Reject
-	if errors.As(err, &r) {
-		return r.Reason
-	}
-	return err.Error()
-}
-
-func deadCodePass(c *Context) error {
-	if c.FusedCount() == 0 {
-		return nil
-	}
-	c.DeadRemoved += c.Model.Graph.RemoveDead()
-	return nil
-}
-
-// opsetPass imports the domains of the ops the fused sites use.
-func opsetPass(c *Context) error {
-	for _, a := range c.Actions {
-		if !a.Fused {
-			continue
-		}
-		imp := c.Target.Import()
-		if a.Plan != nil && a.Plan.Kind == PlanWindow {
-			imp = graph.Opset{Domain: "attnopt", Version: 1}
-		}
-		if c.Model.Opset(imp.Domain) < imp.Version {
-			c.Model.SetOpset(imp.Domain, imp.Version)
-		}
-	}
-	return nil
-}
-
-func sortPass(c *Context) error { return c.Model.Graph.Sort() }
 
 // FusedCount is the number of sites fused.
 func (c *Context) FusedCount() int {
@@ -336,4 +253,31 @@ func (c *Context) FusedCount() int {
 		}
 	}
 	return n
+}
+
+// CheckFusedOps runs the checked schema of every fused op in g
+// (passes/schema/fused.go).
+func CheckFusedOps(g *graph.Graph) error { return schema.CheckFusedOps(g) }
+
+// CheckRuntimeOps runs the runtime checks over every node of g and of its
+// subgraphs, at any depth; the error names the node (and the subgraph).
+func CheckRuntimeOps(g *graph.Graph) error {
+	for _, n := range g.Nodes {
+		if err := schema.CheckRuntimeOp(n); err != nil {
+			return err
+		}
+		if !n.HasSubgraphs() {
+			continue
+		}
+		subs, err := g.Subgraphs(n, nil)
+		if err != nil {
+			continue // not analysable: its attention is listed as such, never lifted
+		}
+		for _, s := range subs {
+			if err := CheckRuntimeOps(s.Model.Graph); err != nil {
+				return fmt.Errorf("in subgraph %s: %w", match.ScopePath("", n, s), err)
+			}
+		}
+	}
+	return nil
 }

@@ -97,7 +97,7 @@ func TestRewriteGoldenAndNumbers(t *testing.T) {
 				// materialises the scores (ONNX Attention; MultiHeadAttention
 				// with a bias), lifted as a site: memory truth, not a miss.
 				for _, s := range FindSites(m.Graph).Sites {
-					if s.Lifted == nil || s.Lifted.Domain+"."+s.Lifted.OpType != strings.TrimPrefix(c.Target.Op(), "ai.onnx") || (target == "ort" && s.Mask == MaskNone) {
+					if s.Lifted == nil || s.Lifted.Domain+"."+s.Lifted.OpType != strings.TrimPrefix(c.Target.Op(), "ai.onnx") || (target == "ort" && s.Mask() == MaskNone) {
 						t.Fatalf("site %s (%s) remains after the rewrite", s.Softmax.Label(), s.Variant)
 					}
 				}

@@ -50,11 +50,11 @@ func TestSeedCasesAtRealSize(t *testing.T) {
 			if s.DType != tc.dtype {
 				t.Errorf("dtype = %s, want %s", s.DType, tc.dtype)
 			}
-			if s.Mask != tc.mask {
-				t.Errorf("mask = %s, want %s", s.Mask, tc.mask)
+			if s.Mask() != tc.mask {
+				t.Errorf("mask = %s, want %s", s.Mask(), tc.mask)
 			}
-			if tc.maskShape != "" && s.MaskValue.Type.Shape.String() != tc.maskShape {
-				t.Errorf("mask shape = %s, want %s", s.MaskValue.Type.Shape, tc.maskShape)
+			if tc.maskShape != "" && s.MaskValue().Type.Shape.String() != tc.maskShape {
+				t.Errorf("mask shape = %s, want %s", s.MaskValue().Type.Shape, tc.maskShape)
 			}
 			if sb, ok := s.ScoreBytes(); !ok || sb != tc.scoreBytes {
 				t.Errorf("score_bytes = %d (%v), want %d", sb, ok, tc.scoreBytes)

@@ -2,8 +2,6 @@ package report
 
 import (
 	"fmt"
-	"io"
-	"strconv"
 	"strings"
 
 	"github.com/attnopt/attnopt/graph"
@@ -13,13 +11,6 @@ import (
 
 // CheckSchemaV1 names the JSON schema of Check (report/schema/check.v1.json).
 const CheckSchemaV1 = "attnopt.check/v1"
-
-// Check statuses of one unfused site.
-const (
-	CheckOK      = "ok"      // score tensor within the budget
-	CheckOver    = "over"    // score tensor larger than the budget
-	CheckUnknown = "unknown" // a dim is symbolic: pin it with --dim or --shape
-)
 
 // Check is the `attnopt check` report: every unfused attention site of a
 // model with its score tensor against a per-site memory budget. It fails
@@ -42,15 +33,15 @@ type Check struct {
 
 // CheckSite is one unfused site.
 type CheckSite struct {
-	ID         int       `json:"id"`
-	Subgraph   string    `json:"subgraph,omitempty"` // for a site inside an If/Loop body: its path
-	Softmax    string    `json:"softmax"`
-	Variant    string    `json:"variant"`
-	DType      string    `json:"dtype"`
-	Shape      SiteShape `json:"shape"`
-	ScoreBytes *int64    `json:"score_bytes"`
-	FusedBytes *int64    `json:"fused_bytes"`
-	Status     string    `json:"status"`
+	ID         int         `json:"id"`
+	Subgraph   string      `json:"subgraph,omitempty"` // for a site inside an If/Loop body: its path
+	Softmax    string      `json:"softmax"`
+	Variant    string      `json:"variant"`
+	DType      string      `json:"dtype"`
+	Shape      SiteShape   `json:"shape"`
+	ScoreBytes *int64      `json:"score_bytes"`
+	FusedBytes *int64      `json:"fused_bytes"`
+	Status     CheckStatus `json:"status"`
 }
 
 // NewCheck checks the sites of m against budget bytes per site.
@@ -106,85 +97,4 @@ func (c *Check) verdictLine() string {
 		return fmt.Sprintf("PASS: %d site(s) within %s, %d of unknown size (pin symbolic dims with --dim or --shape; --strict fails on them)", len(c.Sites)-c.Unknown, b, c.Unknown)
 	}
 	return fmt.Sprintf("PASS: all %d unfused site(s) within %s", len(c.Sites), b)
-}
-
-func (c *Check) writeText(w io.Writer, aligned bool) error {
-	e := &errWriter{w: w}
-	e.printf("%s: %d unfused attention site(s), %d fused op(s); budget %s per site\n", c.Model, len(c.Sites), len(c.Fused), HumanBytes(&c.Budget))
-	if len(c.Sites) > 0 {
-		t := newTable(e, aligned)
-		t.row("SITE", "SOFTMAX", "B", "H", "Nq", "Nk", "DTYPE", "SCORES", "FUSED", "STATUS")
-		for _, s := range c.Sites {
-			t.row(strconv.Itoa(s.ID), s.Softmax, dimText(s.Shape.Batch), dimText(s.Shape.Heads), dimText(s.Shape.QLen), dimText(s.Shape.KVLen),
-				s.DType, HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes), s.Status)
-		}
-		t.flush()
-	}
-	for _, f := range c.Fused {
-		e.printf("fused: %s.%s %s\n", domainName(f.Domain), f.Op, f.Node)
-	}
-	e.printf("%s\n", c.verdictLine())
-	return e.err
-}
-
-func (c *Check) writeMarkdown(w io.Writer) error {
-	e := &errWriter{w: w}
-	t := mdTable{e}
-	mark := "✅"
-	if !c.Pass {
-		mark = "❌"
-	}
-	e.printf("## attnopt check\n\n`%s`: %d unfused attention site(s), %d fused op(s); budget **%s** per site.\n\n", c.Model, len(c.Sites), len(c.Fused), HumanBytes(&c.Budget))
-	if len(c.Sites) > 0 {
-		t.header("site", "softmax", "B·H·Nq·Nk", "dtype", "scores", "fused", "status")
-		for _, s := range c.Sites {
-			st := s.Status
-			if st == CheckOver {
-				st = "**over**"
-			}
-			t.row(strconv.Itoa(s.ID), mdCode(s.Softmax), fmt.Sprintf("%v·%v·%v·%v", s.Shape.Batch, s.Shape.Heads, s.Shape.QLen, s.Shape.KVLen),
-				s.DType, HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes), st)
-		}
-		e.printf("\n")
-	}
-	for _, f := range c.Fused {
-		e.printf("- fused: `%s.%s` `%s`\n", domainName(f.Domain), f.Op, f.Node)
-	}
-	e.printf("%s %s\n", mark, mdCell(c.verdictLine()))
-	if p := c.Provenance; p != nil {
-		e.printf("\n<sub>%s</sub>\n", esc(p.Line()))
-	}
-	return e.err
-}
-
-// writeHTML is the check as one self-contained page, styled as the
-// rewrite report (report_html.go).
-func (c *Check) writeHTML(w io.Writer) error {
-	e := &errWriter{w: w}
-	cls := "pass"
-	if !c.Pass {
-		cls = "fail"
-	}
-	e.printf("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
-	e.printf("<title>attnopt check: %s</title>\n<style>\n%s\n</style>\n</head>\n<body>\n", esc(baseOf(c.Model)), htmlStyle)
-	e.printf("<h1>attnopt check</h1>\n<div class=\"paths\"><code>%s</code>: %d unfused attention site(s), %d fused op(s); budget %s per site</div>\n",
-		esc(c.Model), len(c.Sites), len(c.Fused), esc(HumanBytes(&c.Budget)))
-	e.printf("<div class=\"headline %s\" id=\"verdict\">%s</div>\n", cls, esc(c.verdictLine()))
-	if len(c.Sites) > 0 {
-		e.printf("<table id=\"sites\">\n<thead><tr><th class=\"n\">site</th><th>softmax</th><th>B·H·Nq·Nk</th><th>dtype</th><th class=\"n\">scores</th><th class=\"n\">fused</th><th>status</th></tr></thead>\n<tbody>\n")
-		for _, s := range c.Sites {
-			e.printf("<tr class=\"site st-%s\"><td class=\"n\">%d</td><td class=\"name\"><code>%s</code></td><td>%s</td><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"status\">%s</td></tr>\n",
-				esc(s.Status), s.ID, esc(s.Softmax), esc(fmt.Sprintf("%v·%v·%v·%v", s.Shape.Batch, s.Shape.Heads, s.Shape.QLen, s.Shape.KVLen)),
-				esc(s.DType), esc(HumanBytes(s.ScoreBytes)), esc(HumanBytes(s.FusedBytes)), esc(s.Status))
-		}
-		e.printf("</tbody>\n</table>\n")
-	}
-	for _, f := range c.Fused {
-		e.printf("<p>fused: <code>%s.%s</code> <code>%s</code></p>\n", esc(domainName(f.Domain)), esc(f.Op), esc(f.Node))
-	}
-	if p := c.Provenance; p != nil {
-		e.printf("<p class=\"note\" id=\"provenance\">%s</p>\n", esc(p.Line()))
-	}
-	e.printf("</body>\n</html>\n")
-	return e.err
 }

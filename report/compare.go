@@ -22,7 +22,7 @@ const SchemaV1 = "attnopt.report/v1"
 type Report struct {
 	Schema  string        `json:"schema"`
 	Version string        `json:"version"` // attnopt's (internal/version)
-	Kind    string        `json:"kind"`    // "diff" or "rewrite"
+	Kind    Kind          `json:"kind"`
 	Changed bool          `json:"changed"`
 	A       ModelSummary  `json:"a"`
 	B       ModelSummary  `json:"b"`
@@ -58,11 +58,10 @@ type ModelSummary struct {
 	Fused        []FusedInfo      `json:"fused"`
 }
 
-// SigChange is one graph input or output on either side. Status is same,
-// added, removed or changed (dtype or shape).
+// SigChange is one graph input or output on either side.
 type SigChange struct {
 	Name   string     `json:"name"`
-	Status string     `json:"status"`
+	Status SigStatus  `json:"status"`
 	A      *Signature `json:"a"`
 	B      *Signature `json:"b"`
 }
@@ -118,16 +117,6 @@ type InitChange struct {
 	B      InitInfo `json:"b"`
 }
 
-// Site statuses.
-const (
-	SiteFused     = "fused" // replaced by a fused op (exact)
-	SiteApprox    = "approximated"
-	SiteUnchanged = "unchanged" // still an unfused site in B
-	SiteLeft      = "left"      // the rewrite declined it (Reason says why)
-	SiteRemoved   = "removed"   // gone from B with no fused op attributable to it
-	SiteNew       = "new"       // a site of B only
-)
-
 // SiteReport is one attention site of A (or, in NewSites, of B) and what
 // happened to it. BytesBefore is its score tensor; BytesAfter is the fused
 // op's footprint when fused, the score tensor when it is still there, null
@@ -136,24 +125,24 @@ type SiteReport struct {
 	ID int `json:"id"`
 	// Subgraph is where a site inside a subgraph attribute lives ("If
 	// n/then_branch"); absent for the main graph's.
-	Subgraph   string    `json:"subgraph,omitempty"`
-	Softmax    string    `json:"softmax"`
-	Variant    string    `json:"variant"`
-	Nodes      []string  `json:"nodes"`
-	Q          string    `json:"q"`
-	K          string    `json:"k"`
-	V          string    `json:"v"`
-	Output     string    `json:"output"`
-	DType      string    `json:"dtype"`
-	Mask       string    `json:"mask"`
-	MaskShape  []any     `json:"mask_shape"`
-	Causal     bool      `json:"causal"`
-	Scale      *float64  `json:"scale"` // null if not finite
-	Shape      SiteShape `json:"shape"`
-	ScoreBytes *int64    `json:"score_bytes"`
-	FusedBytes *int64    `json:"fused_bytes"`
+	Subgraph   string          `json:"subgraph,omitempty"`
+	Softmax    string          `json:"softmax"`
+	Variant    string          `json:"variant"`
+	Nodes      []string        `json:"nodes"`
+	Q          string          `json:"q"`
+	K          string          `json:"k"`
+	V          string          `json:"v"`
+	Output     string          `json:"output"`
+	DType      string          `json:"dtype"`
+	Mask       passes.MaskKind `json:"mask"`
+	MaskShape  []any           `json:"mask_shape"`
+	Causal     bool            `json:"causal"`
+	Scale      *float64        `json:"scale"` // null if not finite
+	Shape      SiteShape       `json:"shape"`
+	ScoreBytes *int64          `json:"score_bytes"`
+	FusedBytes *int64          `json:"fused_bytes"`
 
-	Status        string          `json:"status"`
+	Status        SiteStatus      `json:"status"`
 	BSoftmax      string          `json:"b_softmax"`
 	Op            string          `json:"op"`
 	FusedNode     string          `json:"fused_node"`
@@ -220,16 +209,19 @@ type ValidationInfo struct {
 
 // SiteValidation is one check (a site, or the whole model).
 type SiteValidation struct {
-	Name    string `json:"name"`
-	Site    *int   `json:"site"`
-	Pass    bool   `json:"pass"`
-	Verdict string `json:"verdict"` // ok, approximate (within its bound), APPROXIMATE (no bound), CANNOT CHECK, FAIL or ERROR
+	Name    string       `json:"name"`
+	Site    *int         `json:"site"`
+	Pass    bool         `json:"pass"`
+	Verdict CheckVerdict `json:"verdict"`
 	// Approximate marks a windowed or pooled site: its metrics measure the
 	// approximation's error, judged by --max-error, not the tolerances.
 	Approximate bool            `json:"approximate"`
 	Reduced     string          `json:"reduced"`
 	Error       string          `json:"error"`
 	Outputs     []OutputMetrics `json:"outputs"`
+	// covers are the sites in subgraphs a check of a subgraph compares
+	// (validate.Check.Covers).
+	covers []int
 }
 
 // OutputMetrics are validate.Metrics with non-finite numbers as null.
@@ -264,9 +256,9 @@ type Inputs struct {
 
 // Compare builds the report of A → B.
 func Compare(in Inputs) *Report {
-	r := &Report{Schema: SchemaV1, Version: version.Version, Kind: "diff", Rewrite: in.Rewrite, Notes: []string{}}
+	r := &Report{Schema: SchemaV1, Version: version.Version, Kind: KindDiff, Rewrite: in.Rewrite, Notes: []string{}}
 	if in.Rewrite != nil {
-		r.Kind = "rewrite"
+		r.Kind = KindRewrite
 	}
 	a, b := in.A, in.B
 	r.Inputs = diffSigs(a.Inputs, b.Inputs)
@@ -318,7 +310,7 @@ func Compare(in Inputs) *Report {
 		len(r.Inits.Added)+len(r.Inits.Removed)+len(r.Inits.Changed) > 0 ||
 		a.IRVersion != b.IRVersion
 	for _, c := range append(append([]SigChange{}, r.Inputs...), r.Outputs...) {
-		r.Changed = r.Changed || c.Status != "same"
+		r.Changed = r.Changed || c.Status != SigSame
 	}
 	for _, o := range r.Opsets {
 		r.Changed = r.Changed || o.A != o.B
@@ -354,12 +346,12 @@ func diffSigs(a, b []Signature) []SigChange {
 	}
 	seen := map[string]bool{}
 	for i := range a {
-		c := SigChange{Name: a[i].Name, A: &a[i], Status: "removed"}
+		c := SigChange{Name: a[i].Name, A: &a[i], Status: SigRemoved}
 		if j, ok := bi[a[i].Name]; ok {
 			c.B = &b[j]
-			c.Status = "same"
+			c.Status = SigSame
 			if a[i].String() != b[j].String() {
-				c.Status = "changed"
+				c.Status = SigChanged
 			}
 		}
 		seen[a[i].Name] = true
@@ -367,7 +359,7 @@ func diffSigs(a, b []Signature) []SigChange {
 	}
 	for j := range b {
 		if !seen[b[j].Name] {
-			out = append(out, SigChange{Name: b[j].Name, B: &b[j], Status: "added"})
+			out = append(out, SigChange{Name: b[j].Name, B: &b[j], Status: SigAdded})
 		}
 	}
 	return out
@@ -579,13 +571,15 @@ func siteReports(match *passes.Result, actions []passes.Action, bMatch *passes.R
 						after := act.Plan.BytesAfter
 						sr.BytesAfter = &after
 					}
-				} else if name := approximationBySite(b, s.ID); name != "" {
-					sr.Status, sr.Approximation = SiteApprox, &name
-					if name == "pool" {
+				} else if kind := approximationBySite(b, s.ID); kind != passes.PlanExact {
+					// A diff knows the plan's kind, not its parameters.
+					name := "window"
+					if kind != passes.PlanWindow {
 						// The pooled op holds less than the exact one; its
 						// footprint is not derived here.
-						sr.BytesAfter = nil
+						name, sr.BytesAfter = "pool", nil
 					}
+					sr.Status, sr.Approximation = SiteApprox, &name
 				}
 				if bs := bSites[fusedNode]; fusedNode != "" && bs != nil {
 					// The fused op is a site of B itself: its runtime
@@ -719,22 +713,20 @@ func fusedBySite(b *Snapshot, id int) (node, op string) {
 	return "", ""
 }
 
-// approximationBySite says which approximation the rewrite of site id
-// recorded on its fused node: "window" or "pool" (docs/design.md §5), "" for an
-// exact fusion.
-func approximationBySite(b *Snapshot, id int) string {
+// approximationBySite is the approximation the rewrite of site id recorded
+// on its nodes (docs/design.md §5): window, pool_kv or pool_qkv, or
+// PlanExact for an exact fusion.
+func approximationBySite(b *Snapshot, id int) passes.PlanKind {
 	for _, n := range b.Nodes {
 		if n.site != id {
 			continue
 		}
 		switch n.plan {
-		case passes.PlanWindow:
-			return "window"
-		case passes.PlanPoolKV, passes.PlanPoolQKV:
-			return "pool"
+		case passes.PlanWindow, passes.PlanPoolKV, passes.PlanPoolQKV:
+			return n.plan
 		}
 	}
-	return ""
+	return passes.PlanExact
 }
 
 func siteTotals(sites, added []SiteReport) SiteTotals {
@@ -785,20 +777,21 @@ func finite(x float64) *float64 {
 func validationInfo(v *validate.Report) *ValidationInfo {
 	vi := &ValidationInfo{Runtime: v.Runtime, Scope: v.Scope, Seed: v.Seed, Pass: v.Pass, Verdict: v.Verdict.ReportString(), Checks: []SiteValidation{}}
 	for _, c := range v.Checks {
-		sv := SiteValidation{Name: c.Name, Site: c.SiteID, Pass: c.Pass, Reduced: c.Reduced, Error: c.Error, Approximate: c.Approximate, Outputs: []OutputMetrics{}}
+		sv := SiteValidation{Name: c.Name, Site: c.SiteID, Pass: c.Pass, Reduced: c.Reduced, Error: c.Error, Approximate: c.Approximate, Outputs: []OutputMetrics{},
+			covers: c.Covers}
 		switch {
 		case c.Verdict == validate.CannotCheck:
-			sv.Verdict = "CANNOT CHECK"
+			sv.Verdict = VerdictCannotCheck
 		case c.Error != "":
-			sv.Verdict = "ERROR"
+			sv.Verdict = VerdictError
 		case c.Verdict == validate.Approximate:
-			sv.Verdict = "APPROXIMATE"
+			sv.Verdict = VerdictApproximate
 		case c.Pass && c.Approximate:
-			sv.Verdict = "approximate"
+			sv.Verdict = VerdictWithinBound
 		case c.Pass:
-			sv.Verdict = "ok"
+			sv.Verdict = VerdictOK
 		default:
-			sv.Verdict = "FAIL"
+			sv.Verdict = VerdictFail
 		}
 		for _, m := range c.Outputs {
 			sv.Outputs = append(sv.Outputs, OutputMetrics{Output: m.Output, MaxAbs: finite(m.MaxAbs), MaxRel: finite(m.MaxRel),

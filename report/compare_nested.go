@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/attnopt/attnopt/passes"
@@ -72,11 +73,7 @@ func (s SiteReport) where() string {
 }
 
 // coversNested: c is the check of the outermost subgraph holding the nested
-// site s (validate/nested.go names it "If n/then_branch (sites 0, 1)").
+// site s (validate/nested.go).
 func coversNested(c *SiteValidation, s *SiteReport) bool {
-	if s.Subgraph == "" || c.Site != nil {
-		return false
-	}
-	top, _, _ := strings.Cut(s.Subgraph, " / ")
-	return strings.HasPrefix(c.Name, top+" (site")
+	return s.Subgraph != "" && c.Site == nil && slices.Contains(c.covers, s.ID)
 }

@@ -70,16 +70,9 @@ func (r *Inspect) writeText(w io.Writer, explain, aligned bool) error {
 		tw := tableWriter(w, aligned)
 		fmt.Fprintln(tw, "SITE\tSOFTMAX\tB\tH\tNq\tNk\tDqk\tDv\tDTYPE\tMASK\tSCALE\tGRID\tSCORES\tFUSED")
 		for _, s := range r.Sites {
-			mask := s.Mask
-			switch {
-			case s.Causal && mask == "none":
-				mask = "causal"
-			case s.Causal:
-				mask += "+causal"
-			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.4g\t%s\t%s\t%s\n", s.ID, s.Softmax,
 				s.Dims.Batch, s.Dims.Heads, s.Dims.QLen, s.Dims.KVLen, s.Dims.HeadDim, s.Dims.VHeadDim,
-				s.DType, mask, s.Scale, gridText(s), HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes))
+				s.DType, maskText(s.Mask, s.Causal), s.Scale, gridText(s), HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes))
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "total: scores %s, fused %s\n", HumanBytes(r.Totals.ScoreBytes), HumanBytes(r.Totals.FusedBytes))
@@ -155,7 +148,7 @@ func writeLifted(w io.Writer, sites []SiteInfo) {
 	for _, s := range sites {
 		if s.LiftedFrom != "" {
 			fmt.Fprintf(w, "site %d (%s): lifted from %s (%s); %s\n", s.ID, s.Softmax, s.LiftedFrom,
-				strings.TrimPrefix(s.Variant, "lifted:"+s.LiftedFrom+"/"), passes.LiftedNote(s.LiftedFrom))
+				s.liftedForm, passes.LiftedNote(s.LiftedFrom))
 		}
 	}
 }

@@ -324,15 +324,15 @@ func TestApproximationBySite(t *testing.T) {
 		name   string
 		approx passes.ApproxOptions
 		forge  string // a plan written on the fused node afterwards
-		want   string
+		want   passes.PlanKind
 	}{
-		{"exact", passes.ApproxOptions{}, "", ""},
-		{"window", passes.ApproxOptions{Window: []int64{4, 4}}, "", "window"},
-		{"pool_kv", passes.ApproxOptions{Pool: "kv", Stride: 2}, "", "pool"},
-		{"pool_qkv", passes.ApproxOptions{Pool: "qkv", Stride: 2, Upsample: "nearest"}, "", "pool"},
+		{"exact", passes.ApproxOptions{}, "", passes.PlanExact},
+		{"window", passes.ApproxOptions{Window: []int64{4, 4}}, "", passes.PlanWindow},
+		{"pool_kv", passes.ApproxOptions{Pool: "kv", Stride: 2}, "", passes.PlanPoolKV},
+		{"pool_qkv", passes.ApproxOptions{Pool: "qkv", Stride: 2, Upsample: "nearest"}, "", passes.PlanPoolQKV},
 		// A record the ops do not bear out is not believed.
-		{"exact, window forged", passes.ApproxOptions{}, "window", ""},
-		{"exact, pool forged", passes.ApproxOptions{}, "pool_kv", ""},
+		{"exact, window forged", passes.ApproxOptions{}, "window", passes.PlanExact},
+		{"exact, pool forged", passes.ApproxOptions{}, "pool_kv", passes.PlanExact},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := loadFixture(t, "sagan")

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"regexp"
 	"strconv"
 	"testing"
@@ -24,12 +25,11 @@ func TestChartIsLinearWithRatioLabels(t *testing.T) {
 	bar := regexp.MustCompile(`<rect class="bar (before|after)" data-site="0" data-bytes="(\d+)" x="230" y="[0-9.]+" width="([0-9.]+)"`)
 	for _, tc := range cases {
 		b, a := tc.before, tc.after
-		var e errWriter
-		var buf []byte
-		w := &sliceWriter{&buf}
-		e.w = w
-		writeChart(&e, []SiteReport{{ID: 0, Softmax: "sm", BytesBefore: &b, BytesAfter: &a}})
-		out := string(buf)
+		var buf bytes.Buffer
+		if err := executeHTML(&buf, "report.html/chart", newChart([]SiteReport{{ID: 0, Softmax: "sm", BytesBefore: &b, BytesAfter: &a}})); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
 		ms := bar.FindAllStringSubmatch(out, -1)
 		if len(ms) != 2 {
 			t.Fatalf("%s: %d bars\n%s", tc.name, len(ms), out)
@@ -45,10 +45,6 @@ func TestChartIsLinearWithRatioLabels(t *testing.T) {
 		}
 	}
 }
-
-type sliceWriter struct{ b *[]byte }
-
-func (s *sliceWriter) Write(p []byte) (int, error) { *s.b = append(*s.b, p...); return len(p), nil }
 
 // Axis ticks start at 0 and end at or past the largest size, in 4 to 10
 // round steps.

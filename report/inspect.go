@@ -42,39 +42,42 @@ type NestedInfo struct {
 
 // SiteInfo is one attention site.
 type SiteInfo struct {
-	ID         int      `json:"id"`
-	Subgraph   string   `json:"subgraph,omitempty"` // "If n/then_branch"; absent in the main graph
-	Nodes      []string `json:"nodes"`
-	Softmax    string   `json:"softmax"`
-	Variant    string   `json:"variant"`
-	Q          string   `json:"q"`
-	K          string   `json:"k"`
-	V          string   `json:"v"`
-	Output     string   `json:"output"`
-	Batch      *int64   `json:"batch"`
-	Heads      *int64   `json:"heads"`
-	KVHeads    *int64   `json:"kv_heads"`
-	QLen       *int64   `json:"q_len"`
-	KVLen      *int64   `json:"kv_len"`
-	HeadDim    *int64   `json:"head_dim"`
-	VHeadDim   *int64   `json:"v_head_dim"`
-	Dims       Dims     `json:"dims"`
-	DType      string   `json:"dtype"`
-	Mask       string   `json:"mask"`
-	MaskShape  []any    `json:"mask_shape"`
-	Causal     bool     `json:"causal"`
-	Scale      float64  `json:"scale"`
-	ScoreBytes *int64   `json:"score_bytes"`
-	FusedBytes *int64   `json:"fused_bytes"`
-	Grid       []int64  `json:"grid"`        // token grid, null for sequences
-	TokenOrder string   `json:"token_order"` // channels_last or channels_first
-	GridProven bool     `json:"grid_proven"`
+	ID         int             `json:"id"`
+	Subgraph   string          `json:"subgraph,omitempty"` // "If n/then_branch"; absent in the main graph
+	Nodes      []string        `json:"nodes"`
+	Softmax    string          `json:"softmax"`
+	Variant    string          `json:"variant"`
+	Q          string          `json:"q"`
+	K          string          `json:"k"`
+	V          string          `json:"v"`
+	Output     string          `json:"output"`
+	Batch      *int64          `json:"batch"`
+	Heads      *int64          `json:"heads"`
+	KVHeads    *int64          `json:"kv_heads"`
+	QLen       *int64          `json:"q_len"`
+	KVLen      *int64          `json:"kv_len"`
+	HeadDim    *int64          `json:"head_dim"`
+	VHeadDim   *int64          `json:"v_head_dim"`
+	Dims       Dims            `json:"dims"`
+	DType      string          `json:"dtype"`
+	Mask       passes.MaskKind `json:"mask"`
+	MaskShape  []any           `json:"mask_shape"`
+	Causal     bool            `json:"causal"`
+	Scale      float64         `json:"scale"`
+	ScoreBytes *int64          `json:"score_bytes"`
+	FusedBytes *int64          `json:"fused_bytes"`
+	Grid       []int64         `json:"grid"`        // token grid, null for sequences
+	TokenOrder string          `json:"token_order"` // channels_last or channels_first
+	GridProven bool            `json:"grid_proven"`
 	// LiftedFrom is the fused op ("domain.Op") a site was lifted from; its
 	// runtime materialises the scores (passes/lift.go). Empty for patterns.
 	LiftedFrom string `json:"lifted_from,omitempty"`
 	// CUDA is the site on ONNX Runtime's CUDA EP (cuda.go): inspect's
 	// advice, or the kernel a rewrite's op runs there.
 	CUDA *CUDAInfo `json:"cuda,omitempty"`
+	// liftedForm is the lifted site's form (passes.LiftedForm), which its
+	// Variant also names.
+	liftedForm string
 }
 
 // Dims gives every dim as text, symbolic ones included ("batch", "2*seq").
@@ -208,14 +211,14 @@ func NewSiteInfo(s *passes.Site) SiteInfo {
 		QLen: dimPtr(s.QLen), KVLen: dimPtr(s.KVLen),
 		HeadDim: dimPtr(s.HeadDim), VHeadDim: dimPtr(s.VHeadDim),
 		Dims:  Dims{s.Batch.String(), s.Heads.String(), s.QLen.String(), s.KVLen.String(), s.HeadDim.String(), s.VHeadDim.String()},
-		DType: s.DType.String(), Mask: string(s.Mask), Causal: s.Causal, Scale: s.Scale,
+		DType: s.DType.String(), Mask: s.Mask(), Causal: s.Causal, Scale: s.Scale,
 	}
 	for _, n := range s.Nodes {
 		si.Nodes = append(si.Nodes, n.Label())
 	}
-	if s.MaskValue != nil && s.MaskValue.Type.Ranked {
+	if s.MaskValue() != nil && s.MaskValue().Type.Ranked {
 		si.MaskShape = []any{}
-		for _, d := range s.MaskValue.Type.Shape {
+		for _, d := range s.MaskValue().Type.Shape {
 			if v, ok := d.Value(); ok {
 				si.MaskShape = append(si.MaskShape, v)
 			} else {
@@ -224,7 +227,7 @@ func NewSiteInfo(s *passes.Site) SiteInfo {
 		}
 	}
 	if s.Lifted != nil {
-		si.LiftedFrom = passes.OpName(s.Lifted)
+		si.LiftedFrom, si.liftedForm = passes.OpName(s.Lifted), passes.LiftedForm(s)
 	}
 	si.ScoreBytes = bytesPtr(s.ScoreBytes())
 	si.FusedBytes = bytesPtr(s.FusedBytes())

@@ -42,12 +42,11 @@ func FormatForPath(path string) (Format, error) {
 	return "", fmt.Errorf("report file %q: unknown extension %q, want .md, .json, .html or .txt", path, filepath.Ext(path))
 }
 
-// Document is a report Render can write. A document that has no form in
-// some format returns an error from that writer.
+// Document is a report Render can write: JSON encodes the document
+// itself; the other formats render its one view model through the
+// templates named after it (templates/NAME.txt.tmpl, .md.tmpl, .html.tmpl).
 type Document interface {
-	writeText(w io.Writer, aligned bool) error
-	writeMarkdown(w io.Writer) error
-	writeHTML(w io.Writer) error
+	view(o RenderOptions) (name string, model any)
 }
 
 // RenderOptions tune Render. Aligned pads text tables into columns (for a
@@ -58,17 +57,30 @@ type RenderOptions struct {
 
 // Render writes d in format f: the one switch every report goes through.
 func Render(w io.Writer, f Format, d Document, o RenderOptions) error {
+	name, model := d.view(o)
 	switch f {
 	case Text:
-		return d.writeText(w, o.Aligned)
+		return executeText(w, name+".txt", model)
 	case Markdown:
-		return d.writeMarkdown(w)
+		return executeText(w, name+".md", model)
 	case JSON:
 		return WriteJSON(w, d)
 	case HTML:
-		return d.writeHTML(w)
+		return executeHTML(w, name+".html", model)
 	}
 	return fmt.Errorf("unknown format %q", f)
+}
+
+func (r *Report) view(o RenderOptions) (string, any) { return "report", newReportView(r, o.Aligned) }
+func (c *Check) view(o RenderOptions) (string, any)  { return "check", newCheckView(c, o.Aligned) }
+
+// tableWriter aligns tab-separated rows for a terminal, or passes them on
+// as they are.
+func tableWriter(w io.Writer, aligned bool) flushWriter {
+	if aligned {
+		return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	}
+	return noFlush{w}
 }
 
 // flushWriter is a tabwriter, or a plain writer whose Flush does nothing.
@@ -80,67 +92,3 @@ type flushWriter interface {
 type noFlush struct{ io.Writer }
 
 func (noFlush) Flush() error { return nil }
-
-// tableWriter aligns tab-separated rows for a terminal, or passes them on
-// as they are.
-func tableWriter(w io.Writer, aligned bool) flushWriter {
-	if aligned {
-		return tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	}
-	return noFlush{w}
-}
-
-// table writes rows aligned (tabwriter) or tab-separated.
-type table struct {
-	w  io.Writer
-	tw *tabwriter.Writer
-}
-
-func newTable(w io.Writer, aligned bool) *table {
-	t := &table{w: w}
-	if aligned {
-		t.tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	}
-	return t
-}
-
-func (t *table) row(cols ...string) {
-	for i, c := range cols {
-		// A cell never contains the separator or a line break.
-		cols[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(c)
-		if cols[i] == "" {
-			cols[i] = "-"
-		}
-	}
-	line := strings.Join(cols, "\t") + "\n"
-	if t.tw != nil {
-		io.WriteString(t.tw, line)
-	} else {
-		io.WriteString(t.w, line)
-	}
-}
-
-func (t *table) flush() {
-	if t.tw != nil {
-		t.tw.Flush()
-	}
-}
-
-// errWriter remembers the first write error so writers can stay linear.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return len(p), nil
-	}
-	n, err := e.w.Write(p)
-	if err != nil {
-		e.err = err
-	}
-	return n, nil
-}
-
-func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }

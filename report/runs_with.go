@@ -35,7 +35,7 @@ func runsWith(r *Report) string {
 		sort.Strings(names)
 		return fmt.Sprintf("Runs in stock ONNX Runtime (%s; %s tested); no extra library.", strings.Join(names, ", "), ORTTested)
 	}
-	if r.Kind == "rewrite" {
+	if r.Kind == KindRewrite {
 		return fmt.Sprintf("Standard ONNX ops only (opset %d): runs in any ONNX runtime; no extra library.", r.B.Opsets["ai.onnx"])
 	}
 	return ""

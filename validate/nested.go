@@ -54,6 +54,9 @@ func nestedChecks(orig, rew *graph.Model, r Runner, opts Options) ([]Check, map[
 			}
 			name := fmt.Sprintf("%s (site%s)", path, siteIDs(in))
 			c := compareModels(pair{name: name, a: a[i].Model, b: b[i].Model}, r, opts)
+			for _, s := range in {
+				c.Covers = append(c.Covers, s.ID)
+			}
 			if c.Error != "" && !strings.HasPrefix(c.Error, "rewrite: ") {
 				// The original itself cannot run alone: judge by the whole model.
 				whole = true

@@ -49,6 +49,9 @@ type Check struct {
 	Verdict     Verdict `json:"verdict"`
 	Pass        bool    `json:"pass"`
 	Error       string  `json:"error,omitempty"`
+	// Covers are the IDs of the sites a check of one subgraph compares
+	// (nested.go), which its name also lists; reports attach it to them.
+	Covers []int `json:"-"`
 }
 
 // Report is the result of validating a rewrite.

@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-
-	"github.com/attnopt/attnopt/graph"
 )
 
-// Exit codes, in one place (docs/design.md §7).
+// Exit codes, in one place (docs/cli.md, "Exit codes").
 const (
 	exitOK       = 0
 	exitFailed   = 1 // validation failed, or check found a site over budget
@@ -19,53 +17,61 @@ const (
 	exitApproximate = 4
 )
 
-// approximateError is a validation whose worst verdict is APPROXIMATE.
-type approximateError struct{ msg string }
+// An exitError is an error that knows its exit code. Every error run sees
+// is one: commands' errors are classified as they return and cobra's where
+// cobra hands them over (classified.go), so exitCode reads the code off
+// the error's type and never its text.
+type exitError interface {
+	error
+	exitCode() int
+}
 
-func (e *approximateError) Error() string { return e.msg }
+// usageError is a bad command, flag or argument.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+func (usageError) exitCode() int   { return exitBadInput }
+
+// inputError is any other problem with what a command was given: a model
+// that does not load (a *graph.InputError, which it wraps), one its target
+// refuses, an output that cannot be written, a runtime that does not load.
+type inputError struct{ error }
+
+func (e inputError) Unwrap() error { return e.error }
+func (inputError) exitCode() int   { return exitBadInput }
+
+// failedError is a failed validation or check; its message is the line
+// naming what failed, or empty when that was already printed.
+type failedError struct{ msg string }
+
+func (e *failedError) Error() string { return e.msg }
+func (*failedError) exitCode() int   { return exitFailed }
 
 // noChecksError is a validation that compared nothing, or could not check
 // some site.
 type noChecksError struct{ msg string }
 
 func (e *noChecksError) Error() string { return e.msg }
+func (*noChecksError) exitCode() int   { return exitNoChecks }
 
-// failedError carries exit code 1 with a message already printed or to print.
-type failedError struct{ msg string }
+// approximateError is a validation whose worst verdict is APPROXIMATE.
+type approximateError struct{ msg string }
 
-func (e *failedError) Error() string { return e.msg }
+func (e *approximateError) Error() string { return e.msg }
+func (*approximateError) exitCode() int   { return exitApproximate }
 
-// usageError is a bad flag or argument.
-type usageError struct{ error }
-
+// exitCode prints err's one line (unless it is empty) and returns its code.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	var fe *failedError
-	if errors.As(err, &fe) {
-		if fe.msg != "" {
-			fmt.Fprintln(stderr, "attnopt:", fe.msg)
-		}
-		return exitFailed
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintln(stderr, "attnopt:", msg)
 	}
-	var ae *approximateError
-	if errors.As(err, &ae) {
-		fmt.Fprintln(stderr, "attnopt:", ae.msg)
-		return exitApproximate
+	var e exitError
+	if errors.As(err, &e) {
+		return e.exitCode()
 	}
-	var ne *noChecksError
-	if errors.As(err, &ne) {
-		fmt.Fprintln(stderr, "attnopt:", ne.msg)
-		return exitNoChecks
-	}
-	var ue usageError
-	if errors.As(err, &ue) || graph.IsInputError(err) {
-		fmt.Fprintln(stderr, "attnopt:", err)
-		return exitBadInput
-	}
-	// Anything else is also a problem with what we were given (I/O errors
-	// on the input or output path); never a panic.
-	fmt.Fprintln(stderr, "attnopt:", err)
+	// Unreachable (run classifies every error); never a panic either way.
 	return exitBadInput
 }

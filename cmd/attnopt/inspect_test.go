@@ -129,6 +129,7 @@ func TestExitCodesForBadInput(t *testing.T) {
 		{"inspect", notOnnx, "--no-such-flag"},
 		{"inspect", notOnnx, "--shape", "x=1xbad"},
 		{"no-such-command"},
+		{"inspct"}, // cobra writes its suggestion on lines of their own
 	}
 	for _, args := range cases {
 		code, stdout, stderr := runCLI(args...)

@@ -33,7 +33,7 @@ func TestRewriteMemoryTruthPerTarget(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := writeModel(t, tc.b)
 			out := filepath.Join(filepath.Dir(in), "out.onnx")
-			code, stdout, stderr := runCLI("rewrite", in, "-o", out, "--target", tc.target)
+			code, stdout, stderr := runCLI("rewrite", in, "-o", out, "--target", tc.target, "--min-scores", "0")
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
@@ -85,7 +85,7 @@ func TestLiftedAttentionInspectCheckRewrite(t *testing.T) {
 		t.Fatalf("check of the original: exit %d, want 1 naming the 128 KiB scores:\n%s", code, stdout)
 	}
 	out := filepath.Join(t.TempDir(), "out.onnx")
-	if code, stdout, stderr := runCLI("rewrite", in, "-o", out); code != 0 || !strings.Contains(stdout, "fused into attnopt.FlashAttention") {
+	if code, stdout, stderr := runCLI("rewrite", in, "-o", out, "--min-scores", "0"); code != 0 || !strings.Contains(stdout, "fused into attnopt.FlashAttention") {
 		t.Fatalf("rewrite exit %d: %s%s", code, stdout, stderr)
 	}
 	if code, stdout, _ = runCLI("check", out, "--memory-budget", "100KiB"); code != 0 {
@@ -136,7 +136,7 @@ func TestCUDAMemoryTruth(t *testing.T) {
 			}
 			for _, target := range []string{"ort", "attnopt"} {
 				out := filepath.Join(t.TempDir(), "out.onnx")
-				code, stdout, stderr := runCLI("rewrite", in, "-o", out, "--target", target)
+				code, stdout, stderr := runCLI("rewrite", in, "-o", out, "--target", target, "--min-scores", "0")
 				if code != 0 {
 					t.Fatalf("rewrite --target %s exit %d: %s", target, code, stderr)
 				}

@@ -22,7 +22,7 @@ func TestMSAttentionCLI(t *testing.T) {
 			"lifted from com.microsoft.Attention (rank3/scale-default/mask-additive)"},
 		{[]string{"inspect", "--explain", filepath.Join(dir, "refused_unidirectional_mask", "model.onnx")}, 0,
 			"not a site: com.microsoft.Attention (kept fused) attention: causal (unidirectional or a triangular attention_bias) with mask_index"},
-		{[]string{"rewrite", filepath.Join(dir, "mask_1d_spans", "model.onnx"), "-o", filepath.Join(t.TempDir(), "out.onnx"), "--validate"}, 0,
+		{[]string{"rewrite", filepath.Join(dir, "mask_1d_spans", "model.onnx"), "-o", filepath.Join(t.TempDir(), "out.onnx"), "--validate", "--min-scores", "0"}, 0,
 			"fused into attnopt.FlashAttention"},
 	} {
 		in := c.args[1]

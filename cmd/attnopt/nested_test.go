@@ -96,7 +96,7 @@ func TestCLINestedSites(t *testing.T) {
 
 			dir := t.TempDir()
 			out := filepath.Join(dir, "out.onnx")
-			code, stdout, stderr = runCLI("rewrite", in, "-o", out, "--target", tc.target, "--quiet")
+			code, stdout, stderr = runCLI("rewrite", in, "-o", out, "--target", tc.target, "--quiet", "--min-scores", "0")
 			for _, want := range tc.rewrite {
 				if code != 0 || !strings.Contains(stdout, want) {
 					t.Errorf("rewrite: exit %d, want %q in\n%s%s", code, want, stdout, stderr)
@@ -127,7 +127,7 @@ func TestCLIBeamSearchDecoderKept(t *testing.T) {
 		strings.Count(stdout, ", not a site: ") != 5 {
 		t.Errorf("inspect: exit %d\n%s%s", code, stdout, stderr)
 	}
-	code, stdout, stderr = runCLI("rewrite", in, "-o", filepath.Join(t.TempDir(), "out.onnx"), "--quiet")
+	code, stdout, stderr = runCLI("rewrite", in, "-o", filepath.Join(t.TempDir(), "out.onnx"), "--quiet", "--min-scores", "0")
 	if code != 0 || !strings.Contains(stdout, "no attention site found; wrote the model unchanged") {
 		t.Errorf("rewrite: exit %d\n%s%s", code, stdout, stderr)
 	}

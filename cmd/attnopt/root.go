@@ -22,11 +22,11 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.PersistentFlags().Bool("quiet", false, "no progress output")
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.Version = version.Get().String()
 	root.SetVersionTemplate("attnopt {{.Version}}\n")
 	root.AddCommand(newInspectCmd(stdout, stderr), newRewriteCmd(stdout, stderr), newValidateCmd(stdout, stderr))
 	root.AddCommand(newDiffCmd(stdout, stderr), newCheckCmd(stdout, stderr), newVersionCmd(stdout))
+	classifyCommands(root)
 	return root
 }
 
@@ -36,28 +36,15 @@ func run(args []string, stdout, stderr io.Writer) (code int) {
 	// that guard reports instead of a crash.
 	debug.SetPanicOnFault(true)
 	defer guard(args, stderr, &code)
+	return exitCode(execute(args, stdout, stderr), stderr)
+}
+
+// execute runs one command line; its error, if any, is an exitError.
+func execute(args []string, stdout, stderr io.Writer) error {
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(withArgs(context.Background(), args))
-	if err != nil && isCobraUsage(err) {
-		err = usageError{err}
-	}
-	return exitCode(err, stderr)
-}
-
-// isCobraUsage recognises cobra's own argument and command errors.
-func isCobraUsage(err error) bool {
-	switch err.(type) {
-	case usageError, *failedError:
-		return false
-	}
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "accepts ", "requires at least", "unknown flag", "unknown shorthand", "invalid argument"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
+	return unknownCommand(root, args, err)
 }
 
 func quiet(c *cobra.Command) bool {

@@ -53,7 +53,7 @@ func TestRewriteKeepsSubgraphReferencesValid(t *testing.T) {
 	b, _ := proto.Marshal(siteReadBySubgraph())
 	os.WriteFile(in, b, 0o644)
 	out := filepath.Join(dir, "out.onnx")
-	code, stdout, stderr := runCLI("rewrite", in, "-o", out, "--quiet")
+	code, stdout, stderr := runCLI("rewrite", in, "-o", out, "--quiet", "--min-scores", "0")
 	if code != 0 || !strings.Contains(stdout, "1 of 1 site(s) fused") {
 		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}

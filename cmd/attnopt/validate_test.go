@@ -19,7 +19,7 @@ func TestValidateCLIFailsOnCorruptedRewrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := filepath.Join(dir, "good.onnx")
-	if code, _, stderr := runCLI("rewrite", orig, "-o", good); code != 0 {
+	if code, _, stderr := runCLI("rewrite", orig, "-o", good, "--min-scores", "0"); code != 0 {
 		t.Fatal(stderr)
 	}
 	for _, how := range []string{"", "swap-kv", "double-scale"} {
@@ -105,7 +105,7 @@ func TestValidateCLIDynamicLlama(t *testing.T) {
 	}
 	for _, target := range []string{"attnopt", "ort"} {
 		out := filepath.Join(t.TempDir(), "rw.onnx")
-		if code, _, stderr := runCLI("rewrite", in, "-o", out, "--target", target); code != 0 {
+		if code, _, stderr := runCLI("rewrite", in, "-o", out, "--target", target, "--min-scores", "0"); code != 0 {
 			t.Fatal(stderr)
 		}
 		code, stdout, stderr := runCLI("validate", in, out)

@@ -68,7 +68,7 @@ func zeroOutput(m *graph.Model, n *graph.Node) {
 func TestValidateIgnoresForgedPlans(t *testing.T) {
 	orig := writeModel(t, testgraph.Attention(testgraph.Opts{B: 1, H: 2, N: 16, D: 8, Scale: "div", Mask: "add"}))
 	good := filepath.Join(filepath.Dir(orig), "good.onnx")
-	if code, _, stderr := runCLI("rewrite", orig, "-o", good); code != 0 {
+	if code, _, stderr := runCLI("rewrite", orig, "-o", good, "--min-scores", "0"); code != 0 {
 		t.Fatal(stderr)
 	}
 	// Site scope reads the site's ops and refuses the disagreeing record;
@@ -206,7 +206,7 @@ func TestValidateGatesApproximations(t *testing.T) {
 func TestValidateCosineOfZeroedOutput(t *testing.T) {
 	orig := writeModel(t, testgraph.Attention(testgraph.Opts{B: 1, H: 2, N: 16, D: 8, Scale: "div"}))
 	good := filepath.Join(filepath.Dir(orig), "good.onnx")
-	if code, _, stderr := runCLI("rewrite", orig, "-o", good); code != 0 {
+	if code, _, stderr := runCLI("rewrite", orig, "-o", good, "--min-scores", "0"); code != 0 {
 		t.Fatal(stderr)
 	}
 	bad := edited(t, good, "zeroed.onnx", func(m *graph.Model) { zeroOutput(m, opNode(m, "FlashAttention")) })
@@ -245,7 +245,7 @@ func TestValidateCannotCheckUnsupportedOp(t *testing.T) {
 	b := testgraph.Attention(testgraph.Opts{B: 1, H: 2, N: 16, D: 8, Scale: "div"})
 	orig := writeModel(t, b)
 	good := filepath.Join(filepath.Dir(orig), "good.onnx")
-	if code, _, stderr := runCLI("rewrite", orig, "-o", good); code != 0 {
+	if code, _, stderr := runCLI("rewrite", orig, "-o", good, "--min-scores", "0"); code != 0 {
 		t.Fatal(stderr)
 	}
 	// Hardmax after the attention, in both files: the Go runtime has no

@@ -11,7 +11,7 @@ import (
 // or attnopt's custom-op library does: attnopt lifted them into ops that ran,
 // wrote them back, or computed with them, with exit 0. Every command
 // must refuse them as it refuses a malformed file, naming the node
-// (passes/lift_check.go).
+// (passes/schema/runtime.go).
 func FusedCases() []Case {
 	return []Case{
 		fused("Attention-23 past_key heads differ from K", `node "att" (ai.onnx.Attention): "pk" has 4 heads, K and V 2`,

@@ -102,7 +102,7 @@ func TestAcceptRefusesWhatTheKernelsRefuse(t *testing.T) {
 
 // TestRewritesWriteTheTable: the attnopt ops rewrites write (target
 // attnopt, and the window plan) carry only attributes the table names,
-// each in its range: the writers (passes/target_attnopt.go, rows.go,
+// each in its range: the writers (passes/lower/attnopt.go, rows.go,
 // approx.go) spell the table's names.
 func TestRewritesWriteTheTable(t *testing.T) {
 	root := filepath.Join("..", "..", "testdata")

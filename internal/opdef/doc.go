@@ -5,8 +5,8 @@
 //
 // Every language takes the contract from here:
 //
-//   - Go reads it: the fused schema and load checks (passes/fused_check.go),
-//     a target's Accept (passes/target_attnopt.go) and the Go runtime
+//   - Go reads it: the fused schema and load checks (passes/schema/fused.go),
+//     a target's Accept (passes/lower/attnopt.go) and the Go runtime
 //     (eval/ops_attention.go, eval/attention_rows.go) call Op.Read,
 //     HeadDims and the inputs' types.
 //   - go generate ./internal/opdef writes the rest (gen/): the C ABI's

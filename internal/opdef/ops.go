@@ -95,7 +95,7 @@ var FlashAttention = &Op{
 }
 
 // WindowAttention is attention within the windows of a token grid, Swin's
-// cyclic shift included: the approximate window plan (passes/approx.go).
+// cyclic shift included: the approximate window plan (passes/canonical/approx.go).
 var WindowAttention = &Op{
 	Name:   "WindowAttention",
 	Inputs: qkv(),

@@ -308,10 +308,50 @@ void test_flash() {
     c.mask = MaskKind::Bool; c.mask_shape = {1, 1, 260, 260};
     attnopt::cpu_set_packed_budget(1);  // the path for keys too long to cache
     run_flash(c);
+    c.name = "long, Dqk 4 / Dv 4, bool (1,1,N,N), tiles cached per thread";
+    attnopt::cpu_set_packed_budget(3000);  // one kv head's 5 tiles (2560 floats) fit, both do not
+    run_flash(c);
     attnopt::cpu_set_packed_budget(0);
-    c.name = "long, Dqk 4 / Dv 4, bool (1,1,N,N)";
+    c.name = "long, Dqk 4 / Dv 4, bool (1,1,N,N), tiles packed before the chunks";
     run_flash(c);
   }
+  // Few queries (decoding): the query heads of a GQA group share a chunk,
+  // and long keys are split (split-K) and merged; rows that see no key of
+  // some splits (windows, masks) or of any split (dead rows).
+  for (attnopt_dtype t : dtypes) {
+    c = FlashCase{};
+    c.dtype = t;
+    c.name = "decode Nq 1, GQA 8/2, d 64, Nk 2100 (split keys)";
+    c.Hq = 8; c.Hkv = 2; c.Nq = 1; c.Nk = 2100; c.Dqk = c.Dv = 64;
+    run_flash(c);
+    c.name = "decode Nq 1, GQA 8/2, key padding (B,1,1,Nk)";
+    c.B = 2; c.mask = MaskKind::Additive; c.mask_shape = {2, 1, 1, 2100};
+    run_flash(c);
+  }
+  c = FlashCase{};
+  c.name = "decode Nq 3, GQA 12/3, causal, bool mask (B,H,Nq,Nk)";
+  c.B = 2; c.Hq = 12; c.Hkv = 3; c.Nq = 3; c.Nk = 2500; c.Dqk = 24; c.Dv = 40; c.causal = true;
+  c.mask = MaskKind::Bool; c.mask_shape = {2, 12, 3, 2500};
+  run_flash(c);
+  c.name = "decode Nq 3, GQA 12/3, bool mask (1,H,Nq,Nk) with dead rows";
+  c.causal = false; c.mask_shape = {1, 12, 3, 2500}; c.dead_rows = true;
+  run_flash(c);
+  c = FlashCase{};
+  c.name = "Nq 16, GQA 16/2, causal sliding window 100, Nk 4000";
+  c.Hq = 16; c.Hkv = 2; c.Nq = 16; c.Nk = 4000; c.Dqk = c.Dv = 32; c.causal = true; c.window = 100;
+  run_flash(c);
+  c.name = "Nq 20 > window, GQA 16/2, causal sliding window 8, d 4";
+  c.Nq = 20; c.window = 8; c.Dqk = c.Dv = 4;
+  run_flash(c);
+  c = FlashCase{};
+  c.name = "Nq 40, GQA 12/2 (3 heads per chunk), bool mask (1,1,Nq,Nk) as shared bits";
+  c.Hq = 12; c.Hkv = 2; c.Nq = 40; c.Nk = 500; c.Dqk = c.Dv = 8;
+  c.mask = MaskKind::Bool; c.mask_shape = {1, 1, 40, 500}; c.dead_rows = true;
+  run_flash(c);
+  c = FlashCase{};
+  c.name = "Nq 40, GQA 6/2, one head of keys split, Dv 4";
+  c.Hq = 6; c.Hkv = 2; c.Nq = 40; c.Nk = 3000; c.Dqk = 16; c.Dv = 4;
+  run_flash(c);
   // Whole key tiles masked for every query (skipped) and rows without keys.
   c = FlashCase{};
   c.name = "bool mask with fully masked key tiles";
@@ -431,36 +471,36 @@ void test_args() {
   std::printf("argument checks done\n");
 }
 
-// The tile kernels' vector exp against std::exp (double): maximum relative
-// error over [-87, 88.3] and the documented edge values.
+// The tile kernels' vector 2^x (the softmax works in log2 units) against
+// std::exp2 (double): maximum relative error over [-125, 127] and the
+// documented edge values.
 void test_exp(const attnopt::TileKernels& k) {
   const int64_t n = 1 << 21;
   std::vector<float> x(n), y(n);
-  for (int64_t i = 0; i < n; ++i) x[i] = -87.0f + (88.3f + 87.0f) * static_cast<float>(i) / (n - 1);
-  k.exp_n(x.data(), y.data(), n);
+  for (int64_t i = 0; i < n; ++i) x[i] = -125.0f + (127.0f + 125.0f) * static_cast<float>(i) / (n - 1);
+  k.exp2_n(x.data(), y.data(), n);
   double worst = 0;
   float at = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const double e = std::exp(static_cast<double>(x[i]));
+    const double e = std::exp2(static_cast<double>(x[i]));
     const double rel = std::fabs(y[i] - e) / e;
     if (rel > worst) {
       worst = rel;
       at = x[i];
     }
   }
-  std::printf("exp %-8s max relative error %.2e (%.1f ulp of 2^-24) at x = %.6g\n",
+  std::printf("exp2 %-8s max relative error %.2e (%.1f ulp of 2^-24) at x = %.6g\n",
               attnopt::cpu_isa_name(k.isa), worst, worst / 5.9604644775390625e-8, at);
-  EXPECT_TRUE(worst <= 2.5e-7, "%s exp: max relative error %.3e", attnopt::cpu_isa_name(k.isa), worst);
-  const float edge[] = {-std::numeric_limits<float>::infinity(), -1000.f, -87.5f, 0.f, 100.f,
-                        std::numeric_limits<float>::infinity(), std::nanf("")};
-  float out[7];
-  k.exp_n(edge, out, 7);
-  EXPECT_TRUE(out[0] == 0.f && out[1] == 0.f && out[2] == 0.f, "%s exp: below -87 must be exactly 0",
+  EXPECT_TRUE(worst <= 2.5e-7, "%s exp2: max relative error %.3e", attnopt::cpu_isa_name(k.isa), worst);
+  const float edge[] = {-std::numeric_limits<float>::infinity(), -1000.f, -125.5f, -125.f, 0.f, std::nanf("")};
+  float out[6];
+  k.exp2_n(edge, out, 6);
+  EXPECT_TRUE(out[0] == 0.f && out[1] == 0.f && out[2] == 0.f, "%s exp2: below -125 must be exactly 0",
               attnopt::cpu_isa_name(k.isa));
-  EXPECT_TRUE(out[3] == 1.f, "%s exp(0) = %g", attnopt::cpu_isa_name(k.isa), out[3]);
-  EXPECT_TRUE(std::isinf(out[4]) && std::isinf(out[5]), "%s exp: overflow must give +inf",
-              attnopt::cpu_isa_name(k.isa));
-  EXPECT_TRUE(std::isnan(out[6]), "%s exp(NaN) must be NaN", attnopt::cpu_isa_name(k.isa));
+  EXPECT_TRUE(std::fabs(out[3] - 0x1p-125f) <= 0x1p-148f, "%s exp2(-125) = %g", attnopt::cpu_isa_name(k.isa),
+              out[3]);
+  EXPECT_TRUE(out[4] == 1.f, "%s exp2(0) = %g", attnopt::cpu_isa_name(k.isa), out[4]);
+  EXPECT_TRUE(std::isnan(out[5]), "%s exp2(NaN) must be NaN", attnopt::cpu_isa_name(k.isa));
 }
 
 // The persistent pool: calls from several threads at once (one gets the pool,

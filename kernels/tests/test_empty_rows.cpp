@@ -22,7 +22,7 @@ namespace {
 
 constexpr float kF32Min = -3.4028234663852886e38f;
 
-enum class Form { BoolPadding, BoolDeadRows, FloatPadding, None };
+enum class Form { BoolPadding, BoolDeadRows, FloatPadding, FloatDeadRows, None };
 
 struct Case {
   std::string name;
@@ -73,14 +73,19 @@ void run(const Case& c, const Backend& be) {
       p.mask_stride[3] = 1;
       break;
     case Form::BoolDeadRows:
+    case Form::FloatDeadRows:
       for (int64_t i = 0; i < c.Nq; ++i)
-        for (int64_t j = 0; j < c.Nk; ++j) bools.push_back(i % 5 != 0 && (i + j) % 3 != 0);
+        for (int64_t j = 0; j < c.Nk; ++j) {
+          const bool keep = i % 5 != 0 && (i + j) % 3 != 0;
+          bools.push_back(keep);
+          floats.push_back(keep ? 0.0f : static_cast<float>(c.float_fill));
+        }
       p.mask_stride[2] = c.Nk;
       p.mask_stride[3] = 1;
       break;
     case Form::None: break;
   }
-  const bool is_float = c.form == Form::FloatPadding;
+  const bool is_float = c.form == Form::FloatPadding || c.form == Form::FloatDeadRows;
   p.mask_type = c.form == Form::None ? ATTNOPT_MASK_NONE : is_float ? ATTNOPT_MASK_F32 : ATTNOPT_MASK_BOOL;
   p.mask = c.form == Form::None ? nullptr : is_float ? static_cast<const void*>(floats.data()) : bools.data();
   p.dtype = c.dtype;
@@ -198,6 +203,14 @@ std::vector<Case> cases() {
   cs.push_back(c);
   c.name = "float padding -inf + causal -inf: NaN rows";
   c.float_fill = -INFINITY;
+  c.sem = nan_rows;
+  cs.push_back(c);
+  // A float mask holding finfo.min (dynamo's Where(mask, 0, finfo.min)
+  // kept additive): the tiles compute such rows literally themselves.
+  c = Case{};
+  c.name = "float dead rows finfo.min, no causal (mean of V)";
+  c.form = Form::FloatDeadRows;
+  c.causal = false;
   c.sem = nan_rows;
   cs.push_back(c);
   c = Case{};

@@ -23,10 +23,18 @@ struct TileKernels {
   // attend_block's work (see attention_core.h). packed, when not null, has room
   // (plus 16 floats for alignment) for every key tile of (b, hkv, keys):
   // *packed_tiles of them are already packed, the rest are packed on demand.
-  void (*attend_chunk)(const CoreProblem& p, int64_t b, int64_t hq, int64_t hkv, TokenSpan queries,
-                       TokenSpan keys, float* scratch, float* packed, int64_t* packed_tiles);
-  // exp(x) on n floats with the kernels' vector exp (tested on its own).
-  void (*exp_n)(const float* x, float* y, int64_t n);
+  // row_bits, when not null (bool masks only), holds mask_bits of these rows.
+  void (*attend_chunk)(const CoreProblem& p, const ChunkRows& rows, TokenSpan keys, float* scratch,
+                       float* packed, int64_t* packed_tiles, const uint64_t* row_bits, const PartialRows* partial);
+  // Tiles [t0, t1) of (b, hkv, keys) as attend_chunk's packed tiles, tile t at
+  // dst + t * tile_floats (dst 64-byte aligned).
+  void (*pack_tiles)(const CoreProblem& p, int64_t b, int64_t hkv, TokenSpan keys, int64_t t0, int64_t t1,
+                     float* dst);
+  // A bool mask without a head axis as bits: per query of rows, one word per
+  // key tile of keys (query i tile t at dst[i * tiles + t]).
+  void (*mask_bits)(const CoreProblem& p, const ChunkRows& rows, TokenSpan keys, uint64_t* dst);
+  // 2^x on n floats with the kernels' vector exp2 (tested on its own).
+  void (*exp2_n)(const float* x, float* y, int64_t n);
 };
 
 // Whether this processor (and build) can run isa.

@@ -1,5 +1,16 @@
-// CPU FlashAttention: work items are (batch, query head, block of queries).
+// CPU FlashAttention: the work split. A work item is a chunk of query rows of
+// one (batch, kv head) against one split of the keys:
+// - rows: up to 128 queries of one head, or, with few queries (decoding),
+//   the same queries of several heads of a GQA group, so those heads read
+//   their K/V once;
+// - key splits (split-K, as FlashDecoding): when a call has too few chunks
+//   to keep threads busy and long keys, each chunk's keys are split and the
+//   partial results merged by log-sum-exp (split_merge.h).
+// The split depends on the shape only, never on the thread count, so results
+// are the same bits whatever the number of threads.
 #include <algorithm>
+#include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "attnopt/attnopt.h"
@@ -7,11 +18,21 @@
 #include "common/params.h"
 #include "cpu/attention_core.h"
 #include "cpu/empty_rows.h"
+#include "cpu/split_merge.h"
 #include "cpu/thread_pool.h"
 
 namespace attnopt {
+namespace {
 
-static CoreProblem make_core(const attnopt_flash_params& p) {
+// Fewer chunks than this (and long keys): split the keys.
+constexpr int64_t kTargetItems = 32;
+// Keys per split at least (whole tiles), so a split's fixed cost stays small.
+constexpr int64_t kMinSplitKeys = 16 * kCpuBlockK;
+// Calls below this many multiply-adds (Q.K and P.V) run on the calling
+// thread: waking the pool costs more than the call.
+constexpr int64_t kSerialWork = int64_t{1} << 18;
+
+CoreProblem make_core(const attnopt_flash_params& p) {
   CoreProblem c{};
   c.dtype = p.dtype;
   c.q = {p.q.data, {p.q.stride[0], p.q.stride[1], p.q.stride[2], p.q.stride[3]}};
@@ -32,32 +53,159 @@ static CoreProblem make_core(const attnopt_flash_params& p) {
   c.mask = p.mask;
   c.causal = p.causal != 0;
   c.causal_offset = p.len_k - p.len_q;
-  c.window = effective_window(p);  // clamped to Nk: the tile bounds cannot overflow
+  // Clamped to Nk (common/params.h), so the tile bounds cannot overflow; a
+  // window of Nk keys or more excludes nothing the causal limit admits
+  // (query i's first key would be i + Nk - Nq - W + 1 <= 0): plain causal.
+  const int64_t window = effective_window(p);
+  c.window = window < p.len_k ? window : 0;
   return c;
 }
 
+struct WorkSplit {
+  int64_t heads;    // query heads per chunk
+  int64_t hchunks;  // chunks per kv head along its group's heads
+  int64_t qchunks;  // chunks along the queries
+  int64_t splits;   // key splits
+  int64_t split_len;
+  int64_t items() const { return hchunks * qchunks * splits; }  // per (batch, kv head)
+};
+
+WorkSplit plan(const attnopt_flash_params& p) {
+  WorkSplit w{};
+  const int64_t group = p.heads_q / p.heads_kv;
+  w.heads = p.len_q * 2 <= kCpuBlockQ ? std::min(group, kCpuBlockQ / std::max<int64_t>(p.len_q, 1)) : 1;
+  w.hchunks = (group + w.heads - 1) / w.heads;
+  w.qchunks = w.heads > 1 ? 1 : (p.len_q + kCpuBlockQ - 1) / kCpuBlockQ;
+  const int64_t chunks = p.batch * p.heads_kv * w.hchunks * w.qchunks;
+  w.splits = 1;
+  w.split_len = p.len_k;
+  if (chunks < kTargetItems && p.len_k >= 2 * kMinSplitKeys) {
+    const int64_t want = std::min((kTargetItems + chunks - 1) / chunks, p.len_k / kMinSplitKeys);
+    const int64_t tiles = (p.len_k + kCpuBlockK - 1) / kCpuBlockK;
+    w.split_len = (tiles + want - 1) / want * kCpuBlockK;  // whole tiles
+    w.splits = (p.len_k + w.split_len - 1) / w.split_len;
+  }
+  return w;
+}
+
+// A work item's place: (batch, kv head) = bk, key split, head chunk, query chunk.
+struct Item {
+  int64_t bk, split, hc, qc;
+};
+
+// Runs fn(item, worker) on the pool, or on the calling thread for small work.
+template <typename F>
+void run_items(int64_t items, double work, std::vector<CoreScratch>& scratch, const F& fn) {
+  if (work < kSerialWork) {
+    scratch.resize(1);
+    for (int64_t i = 0; i < items; ++i) fn(i, 0);
+  } else {
+    parallel_for(items, fn, [&](int workers) { scratch.resize(workers); });
+  }
+}
+
+}  // namespace
 }  // namespace attnopt
 
 extern "C" int attnopt_cpu_flash_attention_fwd(const attnopt_flash_params* p) {
   using namespace attnopt;
   const int status = attnopt_flash_params_check(p);
   if (status != ATTNOPT_OK) return status;
+  if (p->len_q == 0) return ATTNOPT_OK;
   const CoreProblem core = make_core(*p);
-  const int64_t qblocks = ceil_div(p->len_q, kCpuBlockQ);
-  const int64_t group = p->heads_q / p->heads_kv;
+  const WorkSplit w = plan(*p);
+  const int64_t group = p->heads_q / p->heads_kv, kv = p->batch * p->heads_kv;
+  const int64_t chunks = w.hchunks * w.qchunks;  // per (batch, kv head) and key split
+  const int64_t items = kv * w.splits * chunks;
+  const double work = static_cast<double>(p->batch * p->heads_q) * static_cast<double>(p->len_q) *
+                      static_cast<double>(p->len_k) * static_cast<double>(p->dim_qk + p->dim_v);
+  // Chunks share keys (and packed tiles) when a kv head has several of them
+  // per key split; each thread keeps the last kv head's tiles.
+  const bool reuse_keys = chunks > 1;
+  // A mask with a query axis but no head axis is the same for every head:
+  // the heads of one query chunk then run one after another, so the chunk's
+  // mask rows are read once, not once per head (a bool mask is turned into
+  // bits, 8 times smaller, which the next heads' chunks read). That order
+  // needs every kv head's tiles at once: they are packed before the chunks,
+  // when they fit the budget. (Elsewhere the per-thread tiles are cheaper: a
+  // fresh store of all heads costs its page faults on every call.)
+  const int64_t head_floats = packed_key_floats(core, w.split_len);
+  const bool heads_inner = reuse_keys && w.splits == 1 && p->mask_type != ATTNOPT_MASK_NONE &&
+                           p->mask_stride[2] != 0 && p->mask_stride[1] == 0 && p->heads_q > 1 &&
+                           kv * head_floats <= cpu_packed_budget();
+  const bool prepack = heads_inner;
+  auto item_of = [&](int64_t i) {
+    Item it;
+    if (heads_inner) {  // batch, query chunk, kv head, head chunk
+      it.hc = i % w.hchunks;
+      const int64_t hkv = i / w.hchunks % p->heads_kv;
+      it.qc = i / (w.hchunks * p->heads_kv) % w.qchunks;
+      it.bk = i / (chunks * p->heads_kv) * p->heads_kv + hkv;
+      it.split = 0;
+    } else {  // batch, kv head, key split, head chunk, query chunk
+      it.qc = i % w.qchunks;
+      it.hc = i / w.qchunks % w.hchunks;
+      it.split = i / chunks % w.splits;
+      it.bk = i / (chunks * w.splits);
+    }
+    return it;
+  };
+  auto rows_of = [&](const Item& it) {
+    const int64_t hkv = it.bk % p->heads_kv, h0 = hkv * group + it.hc * w.heads, q0 = it.qc * kCpuBlockQ;
+    return ChunkRows{it.bk / p->heads_kv, h0, std::min(w.heads, hkv * group + group - h0), hkv,
+                     TokenSpan{nullptr, q0, std::min(kCpuBlockQ, p->len_q - q0)}};
+  };
+  auto keys_of = [&](const Item& it) {
+    const int64_t k0 = it.split * w.split_len;
+    return TokenSpan{nullptr, k0, std::min(w.split_len, p->len_k - k0)};
+  };
+
   std::vector<CoreScratch> scratch;
-  parallel_for(
-      p->batch * p->heads_q * qblocks,
-      [&](int64_t item, int worker) {
-        const int64_t qb = item % qblocks;
-        const int64_t h = (item / qblocks) % p->heads_q;
-        const int64_t b = item / (qblocks * p->heads_q);
-        const int64_t q0 = qb * kCpuBlockQ;
-        const TokenSpan queries{nullptr, q0, std::min(kCpuBlockQ, p->len_q - q0)};
-        const TokenSpan keys{nullptr, 0, p->len_k};
-        attend_block(core, b, h, h / group, queries, keys, scratch[worker]);
-      },
-      [&](int workers) { scratch.resize(workers); });
-  fix_empty_rows(*p);
+  std::unique_ptr<float[]> store_mem;
+  float* store = nullptr;  // kv head bk's tiles at store + bk * head_floats
+  if (prepack) {
+    store_mem.reset(new float[kv * head_floats + 16]);  // not zeroed: every tile is packed
+    store = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(store_mem.get()) + 63) & ~uintptr_t{63});
+    constexpr int64_t kTilesPerItem = 16;
+    const int64_t tiles = (p->len_k + kCpuBlockK - 1) / kCpuBlockK;
+    const int64_t blocks = (tiles + kTilesPerItem - 1) / kTilesPerItem;
+    run_items(kv * blocks, work, scratch, [&](int64_t i, int) {
+      const int64_t bk = i / blocks, t0 = i % blocks * kTilesPerItem;
+      pack_key_tiles(core, bk / p->heads_kv, bk % p->heads_kv, TokenSpan{nullptr, 0, p->len_k}, t0,
+                     std::min(tiles, t0 + kTilesPerItem), store + bk * head_floats);
+    });
+  }
+
+  // Split-K partials: per chunk and split, rows_max rows of (Dv sums, max, sum).
+  const int64_t rows_max = w.heads * std::min(p->len_q, kCpuBlockQ);
+  const int64_t part_floats = rows_max * (p->dim_v + 2);
+  std::unique_ptr<float[]> partials;
+  if (w.splits > 1) partials.reset(new float[items * part_floats]);
+  auto part_of = [&](const Item& it, int64_t split) {
+    float* o = partials.get() + (((it.bk * w.hchunks + it.hc) * w.qchunks + it.qc) * w.splits + split) * part_floats;
+    return PartialRows{o, o + rows_max * p->dim_v, o + rows_max * (p->dim_v + 1)};
+  };
+
+  run_items(items, work, scratch, [&](int64_t i, int worker) {
+    const Item it = item_of(i);
+    const PartialRows part = w.splits > 1 ? part_of(it, it.split) : PartialRows{};
+    ChunkOptions o;
+    o.reuse_keys = reuse_keys;
+    o.prepacked = prepack ? store + it.bk * head_floats : nullptr;
+    o.reuse_mask_bits = heads_inner && p->mask_type == ATTNOPT_MASK_BOOL;
+    o.partial = w.splits > 1 ? &part : nullptr;
+    attend_block(core, rows_of(it), keys_of(it), o, scratch[worker]);
+  });
+
+  if (w.splits > 1) {  // one merge per chunk, over its key splits
+    std::vector<PartialRows> parts(w.splits);
+    for (int64_t i = 0; i < items; ++i) {
+      const Item it = item_of(i);
+      if (it.split != 0) continue;
+      for (int64_t s = 0; s < w.splits; ++s) parts[s] = part_of(it, s);
+      merge_splits(core, rows_of(it), parts.data(), w.splits);
+    }
+  }
+  fix_empty_rows(*p);  // rows that see no key, as p->empty_rows states (empty_rows.cpp)
   return ATTNOPT_OK;
 }

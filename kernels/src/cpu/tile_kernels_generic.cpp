@@ -8,6 +8,10 @@
 #include "cpu/attention_core.h"
 #include "cpu/cpu_isa.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>  // bool mask bits (tile_kernels.inc)
+#endif
+
 namespace attnopt {
 namespace isa_generic {
 #define ATTNOPT_W 4

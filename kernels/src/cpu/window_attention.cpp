@@ -25,9 +25,11 @@ extern "C" int attnopt_cpu_window_attention_fwd(const attnopt_window_params* p) 
   std::vector<bool> seen(p->len, false);
   struct Block { int64_t window, first; };
   std::vector<Block> blocks;
+  int64_t largest = 0;
   for (int64_t w = 0; w < nwin; ++w) {
     const int64_t size = g.window_size(w);
     if (size < 1 || size > p->len - start[w]) return ATTNOPT_ERR_INVALID_ARGUMENT;
+    largest = std::max(largest, size);
     start[w + 1] = start[w] + size;
     for (int64_t i = 0; i < size; ++i) {
       const int64_t t = g.member_token(w, i);
@@ -52,6 +54,8 @@ extern "C" int attnopt_cpu_window_attention_fwd(const attnopt_window_params* p) 
   c.mask_type = ATTNOPT_MASK_NONE;
 
   const int64_t nblocks = static_cast<int64_t>(blocks.size());
+  // Only a window of several query blocks has chunks sharing its keys.
+  const bool reuse_keys = largest > kCpuBlockQ;
   const int64_t group = p->heads_q / p->heads_kv;
   std::vector<CoreScratch> scratch;
   parallel_for(
@@ -64,7 +68,9 @@ extern "C" int attnopt_cpu_window_attention_fwd(const attnopt_window_params* p) 
         const int64_t size = start[blk.window + 1] - start[blk.window];
         const TokenSpan queries{win + blk.first, 0, std::min(kCpuBlockQ, size - blk.first)};
         const TokenSpan keys{win, 0, size};
-        attend_block(c, b, h, h / group, queries, keys, scratch[worker]);
+        ChunkOptions o;
+        o.reuse_keys = reuse_keys;
+        attend_block(c, ChunkRows{b, h, 1, h / group, queries}, keys, o, scratch[worker]);
       },
       [&](int workers) { scratch.resize(workers); });
   return ATTNOPT_OK;

@@ -25,7 +25,9 @@ class AttnoptError(RuntimeError):
 
     ``returncode`` is the exit code (1: validation failed or a site is over
     budget; 2: bad usage or bad input; 3: ``validate`` found nothing to
-    compare; 127: the binary was not found), ``message`` what it printed on
+    compare or could not run an op (NO CHECKS / CANNOT CHECK); 4: an
+    approximate site was validated without a bound (APPROXIMATE, not a
+    pass: give ``max_error=``); 127: the binary was not found), ``message`` what it printed on
     stderr (one line naming the file at fault), ``stdout`` what it printed
     before failing, ``command`` the argument list it ran with, and
     ``result`` the typed result of the run when the command printed one

@@ -1,0 +1,321 @@
+package canonical
+
+import (
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/emit"
+	"github.com/attnopt/attnopt/passes/match"
+	"github.com/attnopt/attnopt/passes/plan"
+	"github.com/attnopt/attnopt/passes/schema"
+)
+
+// Stage 1 for one site. The site's operands go through adapters into the
+// canonical layout (Kᵀ forms, SAGAN's V·Aᵀ, rank 2, packed heads, per-head
+// Q scales, KV caches, mask terms combined into one) and a canonical op
+// computes the attention (one SDPA for an exact site, the plan's ops for an
+// approximate one, approx.go); the result goes back to the site's output
+// layout. Cleanup cancels the adapters against the model's own layout ops
+// and the lowering's. The Match is never written: a build works on its own
+// copy, whose operands a lifted op's prelude may emit (packed.go).
+
+// Replacement is what stage 1 built for one site; Apply puts it in the
+// site's place.
+type Replacement struct {
+	Out *graph.Value
+	b   *build
+}
+
+// build is one site's stage 1: its bindings with the operands emitted, and
+// the full keys and values for a lifted op's present outputs.
+type build struct {
+	s       match.Match
+	present [2]*graph.Value
+	readers []*graph.Node
+}
+
+// Check says why stage 1 cannot build s, before anything is emitted: a
+// scale no fused op takes, or intermediates other nodes read.
+func Check(s *match.Match) *match.Reject {
+	if why := schema.ScaleProblem(s.Scale); why != "" {
+		return match.Rejectf(match.CodeScale, s.Softmax, "%s", why)
+	}
+	_, rj := shapeReaders(s)
+	return rj
+}
+
+// Build emits the canonical op(s) for s, which Check accepted, under plan
+// p; zeroEmptyRows is a test hook that gives rows seeing no key zeros, as
+// before the canonical op stated the source's fills.
+func Build(e *emit.Emitter, s *match.Match, p *plan.Plan, zeroEmptyRows bool) (*Replacement, error) {
+	readers, rj := shapeReaders(s)
+	if rj != nil {
+		return nil, rj
+	}
+	b := &build{s: *s, readers: readers}
+	b.prelude(e)
+	var out *graph.Value
+	var err error
+	if p != nil && p.Approximate() {
+		out, err = b.approx(e, p)
+	} else {
+		out, err = b.exact(e, zeroEmptyRows)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &Replacement{Out: out, b: b}, nil
+}
+
+// exact is one attnopt.internal.SDPA over the site.
+func (b *build) exact(e *emit.Emitter, zeroEmpty bool) (*graph.Value, error) {
+	s := &b.s
+	q, k, v := b.scaledQ(e), b.naturalK(e), b.naturalV(e)
+	if s.Rank == 2 {
+		q, k, v = e.Unsqueeze(q, 0), e.Unsqueeze(k, 0), e.Unsqueeze(v, 0)
+	}
+	mask, _, err := maskInput(e, s, scoreDType(s), true)
+	if err != nil {
+		return nil, err
+	}
+	mask = liftMaskRank(e, s, mask)
+	rows := s.Rows
+	if zeroEmpty {
+		rows = match.Rows{}
+	}
+	out := EmitSDPA(e, s.ID, q, k, v, mask, s.Scale, s.Causal, s.SlidingWindow, rows)
+	if s.Rank == 2 {
+		out = e.Squeeze(out, 0)
+	}
+	return b.restoreOutput(e, out), nil
+}
+
+// Apply points the site's readers at the replacement: its output, the
+// shape readers of its intermediates, a lifted op's present outputs and the
+// CastLike nodes that borrowed an intermediate's type.
+func (r *Replacement) Apply(e *emit.Emitter) {
+	s := &r.b.s
+	replaceShapeReaders(e, s, r.b.readers)
+	r.b.rewirePresent(e)
+	rewireTypeOnly(s, r.Out)
+	e.G.ReplaceAllUses(s.Output, r.Out)
+}
+
+// scaledQ is Q as (…, Nq, Dqk) with the site's per-head scales applied,
+// in Q's type. Only matched sites have QScales and only lifted ones pack
+// heads, so the scales never meet a Q whose heads naturalQ split.
+func (b *build) scaledQ(e *emit.Emitter) *graph.Value {
+	q := b.naturalQ(e)
+	for _, t := range b.s.QScales {
+		c := t.Value
+		if c.Type.DType != q.Type.DType {
+			c = e.Op("Cast", "", []*graph.Value{c}, graph.IntAttr("to", int64(q.Type.DType)))
+		}
+		op := "Mul"
+		if t.Div {
+			op = "Div"
+		}
+		q = e.Op(op, "", []*graph.Value{q, c})
+	}
+	return q
+}
+
+// naturalQ returns Q as (…, Nq, Dqk).
+func (b *build) naturalQ(e *emit.Emitter) *graph.Value {
+	if b.s.PackedHeads {
+		return splitHeads(e, b.s.Q, b.s.Heads)
+	}
+	return b.s.Q
+}
+
+// naturalK returns K as (…, Nk, Dqk), after the KV cache when there is one.
+func (b *build) naturalK(e *emit.Emitter) *graph.Value {
+	return b.naturalKV(e, b.s.K, b.s.KTransposed, b.s.PastK, 0)
+}
+
+// naturalV returns V as (…, Nk, Dv), after the KV cache when there is one.
+func (b *build) naturalV(e *emit.Emitter) *graph.Value {
+	return b.naturalKV(e, b.s.V, b.s.VChannelsFirst, b.s.PastV, 1)
+}
+
+// naturalKV puts K or V (x, its last two axes swapped when swapped) in
+// (…, N, D) order behind its cache and keeps it as present output i.
+func (b *build) naturalKV(e *emit.Emitter, x *graph.Value, swapped bool, past *graph.Value, i int) *graph.Value {
+	switch {
+	case swapped:
+		x = e.SwapLast2(x)
+	case b.s.PackedHeads:
+		x = splitHeads(e, x, b.s.KVHeads)
+	}
+	x = appendCache(e, past, x)
+	b.present[i] = x
+	return x
+}
+
+// splitHeads is the adapter (B, N, H·D) → (B, H, N, D); cleanup cancels it
+// against a target that merges heads again (MultiHeadAttention).
+func splitHeads(e *emit.Emitter, x *graph.Value, heads graph.Dim) *graph.Value {
+	h, _ := heads.Value()
+	return e.Transpose(e.Reshape(x, 0, 0, h, -1), 0, 2, 1, 3)
+}
+
+// appendCache concatenates a KV cache (B, Hkv, P, D) before x on the key axis.
+func appendCache(e *emit.Emitter, past, x *graph.Value) *graph.Value {
+	if past == nil {
+		return x
+	}
+	return e.Op("Concat", "", []*graph.Value{past, x}, graph.IntAttr("axis", 2))
+}
+
+// restoreOutput turns a (…, Nq, Dv) result into the site's output layout.
+func (b *build) restoreOutput(e *emit.Emitter, out *graph.Value) *graph.Value {
+	s := &b.s
+	switch {
+	case s.VChannelsFirst:
+		out = e.SwapLast2(out)
+	case s.PackedHeads:
+		out = e.Reshape(e.Transpose(out, 0, 2, 1, 3), 0, 0, -1)
+	}
+	if want := s.Output.Type.DType; want != graph.Undefined && want != out.Type.DType {
+		out = e.Op("Cast", "", []*graph.Value{out}, graph.IntAttr("to", int64(want)))
+	}
+	return out
+}
+
+// maskInput builds the one mask tensor a fused op reads from the site's mask
+// terms. A single bool term stays bool when the target reads bool masks,
+// with the fill it drops keys with (nil: −inf; the canonical op states it
+// as mask_fill, passes/match/rows.go); otherwise every term becomes additive in dtype dt
+// (a finite fill as itself) and they are summed. No term is
+// expanded over heads, except a term added in a batch view of the scores
+// (Swin's windows, BLOOM's heads), which is tiled over that view's two split
+// axes to reach the site's frame (unview).
+func maskInput(e *emit.Emitter, s *match.Match, dt graph.DType, boolOK bool) (*graph.Value, *float64, error) {
+	if len(s.Masks) == 0 {
+		return nil, nil, nil
+	}
+	if len(s.Masks) == 1 && s.Masks[0].Kind == match.MaskBool && boolOK {
+		t := s.Masks[0]
+		v := t.Value
+		if t.Inverted {
+			v = e.Op("Not", "", []*graph.Value{v})
+		}
+		m, err := unview(e, s, t, v)
+		return m, t.Fill, err
+	}
+	var sum *graph.Value
+	for _, t := range s.Masks {
+		v, err := termBias(e, s, t, dt)
+		if err != nil {
+			return nil, nil, err
+		}
+		if sum == nil {
+			sum = v
+		} else {
+			sum = e.Op("Add", "", []*graph.Value{sum, v})
+		}
+	}
+	return sum, nil, nil
+}
+
+func termBias(e *emit.Emitter, s *match.Match, t match.MaskTerm, dt graph.DType) (*graph.Value, error) {
+	var v *graph.Value
+	switch {
+	case t.Fill != nil:
+		v = e.BoolToBias(t.Value, t.Inverted, *t.Fill, dt)
+	case t.Kind == match.MaskBool:
+		v = e.BoolToBias(t.Value, t.Inverted, emit.NegInf, dt)
+	default:
+		v = t.Value
+		if v.Type.DType != dt && v.Type.DType != graph.Undefined {
+			v = e.Op("Cast", "", []*graph.Value{v}, graph.IntAttr("to", int64(dt)))
+		}
+	}
+	return unview(e, s, t, v)
+}
+
+// unview brings a term added in a view of the scores whose batch axis is
+// split in two, (A, W, …) — Swin's windows, BLOOM's heads — to the site's
+// frame: (1|A, 1|W, …) is tiled over (A, W), then the two axes are merged.
+// Trailing dims the term broadcasts over stay 1; a term without the A axis
+// gets a leading 1, one without A and W broadcasts alike in both frames.
+func unview(e *emit.Emitter, s *match.Match, t match.MaskTerm, v *graph.Value) (*graph.Value, error) {
+	if t.BatchFold != nil {
+		return unfoldTerm(e, t, v)
+	}
+	if t.BatchView == nil {
+		return v, nil
+	}
+	sh := t.Value.Type.Shape
+	r := len(sh)
+	if r < s.Rank {
+		return v, nil
+	}
+	if r == s.Rank {
+		v, sh, r = e.Unsqueeze(v, 0), append(graph.Shape{graph.D(1)}, sh...), r+1
+	}
+	w, ok := t.BatchView[1].Value()
+	if !ok || r < 3 {
+		return nil, match.Rejectf(match.CodeBuild, t.Value, "mask %q is added in a batch view with symbolic window count", t.Value.Name)
+	}
+	// Expand broadcasts both ways: ones keep the term's own trailing dims
+	// when they are not all known.
+	ints, static := sh.Ints()
+	trail := make([]int64, r-2)
+	for i := range trail {
+		trail[i] = 1
+	}
+	if static {
+		trail = ints[2:]
+	}
+	lead := append([]int64{w}, trail...)
+	var target *graph.Value
+	if a, ok := t.BatchView[0].Value(); ok {
+		target = e.I64(append([]int64{a}, lead...)...)
+	} else {
+		// A = batch(Q) / W, computed at run time.
+		b := e.ShapeSlice(s.Q, 0, 1)
+		a := e.Op("Div", "", []*graph.Value{b, e.I64(w)})
+		target = e.Op("Concat", "", []*graph.Value{a, e.I64(lead...)}, graph.IntAttr("axis", 0))
+	}
+	full := e.Op("Expand", "", []*graph.Value{v, target})
+	if static {
+		return e.Reshape(full, append([]int64{-1}, trail...)...), nil
+	}
+	merged := e.Op("Concat", "", []*graph.Value{e.I64(-1), e.ShapeSlice(full, 2, int64(r))}, graph.IntAttr("axis", 0))
+	return e.Op("Reshape", "", []*graph.Value{full, merged}), nil
+}
+
+// unfoldTerm splits the batch axis of a term added to bmm scores (1|A·W, …)
+// into the (A, W, …) of the rank-4 site.
+func unfoldTerm(e *emit.Emitter, t match.MaskTerm, v *graph.Value) (*graph.Value, error) {
+	sh := t.Value.Type.Shape
+	w, ok := t.BatchFold[1].Value()
+	if len(sh) < 3 {
+		return v, nil // it broadcasts over B·H, and so over (B, H)
+	}
+	if !ok || len(sh) != 3 {
+		return nil, match.Rejectf(match.CodeBuild, t.Value, "mask %q is added to scores whose head count is symbolic", t.Value.Name)
+	}
+	if sh[0].Static() && sh[0].C == 1 {
+		return e.Unsqueeze(v, 0), nil
+	}
+	// (A·W, 1, x, y) → (A, W, x, y); Reshape's 0 copies x and y, known or not.
+	return e.Reshape(e.Unsqueeze(v, 1), -1, w, 0, 0), nil
+}
+
+// liftMaskRank makes a rank-3 mask of a rank-3 (bmm) site broadcast against
+// the fused op's (B, 1, Nq, Nk) view.
+func liftMaskRank(e *emit.Emitter, s *match.Match, m *graph.Value) *graph.Value {
+	if m != nil && s.Rank == 3 && m.Type.Rank() == 3 {
+		return e.Unsqueeze(m, 1)
+	}
+	return m
+}
+
+// scoreDType is the type the scores are computed in (float32 when the site
+// casts around its softmax).
+func scoreDType(s *match.Match) graph.DType {
+	if s.SoftCasts {
+		return graph.Float32
+	}
+	return s.DType
+}

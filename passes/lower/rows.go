@@ -1,0 +1,73 @@
+package lower
+
+import (
+	"math"
+
+	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/canonical"
+	"github.com/attnopt/attnopt/passes/emit"
+)
+
+// Rows with no visible key for targets whose op has no row attributes
+// (MultiHeadAttention, ONNX Attention; docs/fully-masked-rows.md). Their
+// runtimes compute a masked row's softmax literally over an additive bias,
+// so the lowering writes the source's fills into that bias: a bool mask
+// drops keys with mask_fill, and a causal term with a finite fill becomes a
+// bias plane with it (combined once or summed, as the source combined it)
+// instead of the op's causal flag, which drops with −inf.
+
+// causalAsBias reports whether the lowering must spell causal (and the
+// window) as a bias plane carrying the causal fill.
+func causalAsBias(o *canonical.SDPA) bool {
+	return o.Causal && o.Rows.Literal() && !math.IsInf(o.Rows.CausalFill, -1)
+}
+
+// rowsBias is the canonical op's mask as one additive bias in dt with the
+// source's fills, the causal plane included when causalAsBias; nil when
+// there is no mask and no such plane. asBool keeps a bool mask bool when
+// nothing needs a fill (dropping with −inf).
+func rowsBias(e *emit.Emitter, o *canonical.SDPA, dt graph.DType, asBool bool) *graph.Value {
+	mask := o.Mask
+	fill := emit.NegInf
+	if o.Rows.Literal() {
+		fill = o.Rows.MaskFill
+	}
+	if !causalAsBias(o) {
+		if mask != nil && mask.Type.DType == graph.Bool && !math.IsInf(fill, -1) {
+			mask = e.BoolToBias(mask, false, fill, dt)
+		}
+		return withBand(e, o, mask, dt, !asBool)
+	}
+	var m *graph.Value
+	if mask != nil {
+		if mask.Type.DType == graph.Bool {
+			m = e.BoolToBias(mask, false, fill, dt)
+		} else {
+			m = biasOf(e, mask, dt)
+		}
+	}
+	keep := causalPlane(e, o)
+	fc := e.Scalar(dt, o.Rows.CausalFill)
+	switch {
+	case m == nil:
+		return e.Op("Where", "", []*graph.Value{keep, e.Scalar(dt, 0), fc})
+	case o.Rows.Once:
+		return e.Op("Where", "", []*graph.Value{keep, m, e.Op("Min", "", []*graph.Value{m, fc})})
+	}
+	return e.Op("Add", "", []*graph.Value{m, e.Op("Where", "", []*graph.Value{keep, e.Scalar(dt, 0), fc})})
+}
+
+// causalPlane is the (Nq, Nk) keep plane of causal and the window:
+// j ≤ i + Nk − Nq and, with a window W, j > i + Nk − Nq − W.
+func causalPlane(e *emit.Emitter, o *canonical.SDPA) *graph.Value {
+	nq, nk := o.Lengths(e)
+	rows := e.Unsqueeze(e.Positions(nq), 1)
+	cols := e.Unsqueeze(e.Positions(nk), 0)
+	last := e.Op("Add", "", []*graph.Value{rows, e.Op("Sub", "", []*graph.Value{nk, nq})})
+	keep := e.Op("LessOrEqual", "", []*graph.Value{cols, last})
+	if o.Window > 0 {
+		first := e.Op("Sub", "", []*graph.Value{last, e.I64Scalar(o.Window)})
+		keep = e.Op("And", "", []*graph.Value{keep, e.Op("Greater", "", []*graph.Value{cols, first})})
+	}
+	return keep
+}

@@ -1,0 +1,319 @@
+package match
+
+import (
+	"github.com/attnopt/attnopt/graph"
+)
+
+// maskLeaf is one term of a combined mask: an additive bias, or a bool
+// condition (true = keep unless inverted).
+type maskLeaf struct {
+	v        *graph.Value
+	bias     bool
+	inverted bool
+	// fill is what a bool leaf's Where adds to the keys it drops (nil:
+	// −inf); leaves of one group (one Where over an And, or a Min) share
+	// it once (match_fills.go).
+	fill  *float64
+	group *graph.Node
+}
+
+// causalTerm is a mask term proved triangular, kept aside until the site's
+// lengths are known; term is what the site keeps when the offset is not the
+// op's alignment.
+type causalTerm struct {
+	t    tri
+	v    *graph.Value
+	term MaskTerm
+	// keep: the term carries more than the triangle (a constant bias with
+	// relative-position values where it keeps keys) and stays a mask too.
+	keep bool
+	// fill is what the term adds to the keys it drops (nil: −inf); once
+	// says it shares that fill with other mask terms of its group.
+	fill *float64
+	once bool
+}
+
+// biasLeaves splits an additive mask into terms that add up to it: Add of
+// biases, Where(c, x, −inf) = x + Where(c, 0, −inf), Min of non-positive
+// biases (min of a 0/−inf term and b ≤ 0 is their sum), and
+// Where(c, 0, −inf) of And-combined conditions.
+func biasLeaves(v *graph.Value, depth int) []maskLeaf {
+	p := v.Producer()
+	if p == nil || depth > 8 {
+		return []maskLeaf{{v: v, bias: true}}
+	}
+	switch {
+	case p.Is("Add"):
+		return append(biasLeaves(p.Input(0), depth+1), biasLeaves(p.Input(1), depth+1)...)
+	case p.Is("Min") && len(p.Inputs) == 2 && nonPositive(p.Input(0), 0) && nonPositive(p.Input(1), 0):
+		// min of two drop terms drops a key once: one group.
+		return inGroup(append(biasLeaves(p.Input(0), depth+1), biasLeaves(p.Input(1), depth+1)...), p)
+	case p.Is("Where"):
+		if cond, inv, ok := boolMaskOfWhere(p); ok {
+			return withFill(condLeaves(cond, inv, depth+1), finiteFill(whereFill(p)), p)
+		}
+		for i := 1; i <= 2; i++ {
+			if c, ok := p.Input(i).Scalar(); ok && negInf(c) {
+				if _, ok := p.Input(3 - i).Scalar(); ok {
+					break
+				}
+				// Where(c, x, −inf): keep x where c; Where(c, −inf, x): where not c.
+				conds := withFill(condLeaves(p.Input(0), i == 1, depth+1), finiteFill(c), p)
+				return append(biasLeaves(p.Input(3-i), depth+1), conds...)
+			}
+		}
+	}
+	return []maskLeaf{{v: v, bias: true}}
+}
+
+// withFill gives bool leaves the fill of the Where that applied them, as
+// one group.
+func withFill(ls []maskLeaf, fill *float64, group *graph.Node) []maskLeaf {
+	for i := range ls {
+		if !ls[i].bias {
+			ls[i].fill = fill
+		}
+		ls[i].group = group
+	}
+	return ls
+}
+
+// inGroup puts leaves that have no group yet into group.
+func inGroup(ls []maskLeaf, group *graph.Node) []maskLeaf {
+	for i := range ls {
+		if ls[i].group == nil {
+			ls[i].group = group
+		}
+	}
+	return ls
+}
+
+// leafFill is what a leaf adds to the keys it drops.
+func leafFill(l maskLeaf) *float64 {
+	if !l.bias {
+		return l.fill
+	}
+	f, _ := biasDropFill(l.v, 0)
+	return f
+}
+
+// sharesFill reports whether another leaf that drops keys is in c's group.
+func sharesFill(leaves []maskLeaf, c int) bool {
+	if leaves[c].group == nil {
+		return false
+	}
+	for i, l := range leaves {
+		if i != c && l.group == leaves[c].group && !keepsAll(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// keepsAll reports a leaf that keeps every key (a zero bias, an all-true
+// condition).
+func keepsAll(l maskLeaf) bool {
+	return (l.bias && isZeroTensor(l.v)) || (!l.bias && filledWith(l.v, func(x float64) bool { return (x != 0) != l.inverted }))
+}
+
+// condLeaves splits a keep condition And(a, b) (or a drop condition
+// Or(a, b)) into its operands.
+func condLeaves(c *graph.Value, inverted bool, depth int) []maskLeaf {
+	p := c.Producer()
+	switch {
+	case p == nil || depth > 8:
+	case (!inverted && p.Is("And")) || (inverted && p.Is("Or")):
+		return append(condLeaves(p.Input(0), inverted, depth+1), condLeaves(p.Input(1), inverted, depth+1)...)
+	case p.Is("Expand"):
+		// The broadcast is redone by the op: each term of the expanded
+		// condition broadcasts to the scores as well.
+		return condLeaves(p.Input(0), inverted, depth+1)
+	case p.Is("Cast") && p.Input(0).Type.DType == graph.Bool && graph.DType(p.AttrInt("to", 0)) == graph.Bool:
+		return condLeaves(p.Input(0), inverted, depth+1)
+	}
+	return []maskLeaf{{v: c, inverted: inverted}}
+}
+
+// nonPositive reports whether a bias provably holds no positive value.
+func nonPositive(v *graph.Value, depth int) bool {
+	if f, ok := v.Floats(); ok {
+		for _, x := range f {
+			if x > 0 {
+				return false
+			}
+		}
+		return true
+	}
+	p := v.Producer()
+	switch {
+	case p == nil || depth > 8:
+		return false
+	case p.Is("Where"):
+		x, okX := p.Input(1).Scalar()
+		y, okY := p.Input(2).Scalar()
+		return okX && okY && x <= 0 && y <= 0
+	case p.Is("Min"):
+		return nonPositive(p.Input(0), depth+1) || nonPositive(p.Input(1), depth+1)
+	case p.Is("Add"):
+		return nonPositive(p.Input(0), depth+1) && nonPositive(p.Input(1), depth+1)
+	case p.Is("Mul"):
+		for i := 0; i < 2; i++ {
+			if c, ok := p.Input(1 - i).Scalar(); ok && c <= 0 && zeroOne(p.Input(i), depth+1) {
+				return true
+			}
+		}
+	case isFloatCast(p):
+		return nonPositive(p.Input(0), depth+1)
+	}
+	_, ok := biasTri(v, depth+1)
+	return ok
+}
+
+// leafPattern is the triangular keep pattern of a leaf, if it has one.
+func leafPattern(l maskLeaf) (tri, bool) {
+	if l.bias {
+		return biasTri(l.v, 0)
+	}
+	t, ok := boolTri(l.v, 0)
+	if l.inverted {
+		t = t.flip()
+	}
+	return t, ok
+}
+
+// leafTri is the keep pattern of a leaf when it is causal.
+func leafTri(l maskLeaf) (tri, bool) {
+	t, ok := leafPattern(l)
+	return t, ok && !t.neg
+}
+
+// peelCausalLeaves records the leaves of a mask when at least one is
+// causal: those as candidates for `causal`, the rest as ordinary terms
+// built by term. It reports false, recording nothing, otherwise.
+func (m *matcher) peelCausalLeaves(s *draft, leaves []maskLeaf, term func(maskLeaf) MaskTerm) bool {
+	found := false
+	for _, l := range leaves {
+		_, ok1 := leafTri(l)
+		_, ok2 := biasDropTri(l)
+		found = found || ok1 || ok2
+	}
+	if !found {
+		return false
+	}
+	for i, l := range leaves {
+		if keepsAll(l) {
+			continue
+		}
+		if t, ok := leafTri(l); ok {
+			s.causalTerms = append(s.causalTerms, causalTerm{t: t, v: l.v, term: term(l), fill: leafFill(l), once: sharesFill(leaves, i)})
+			continue
+		}
+		if t, ok := biasDropTri(l); ok {
+			// The bias keeps its own fill as a mask; the skipped keys add
+			// nothing more.
+			s.causalTerms = append(s.causalTerms, causalTerm{t: t, v: l.v, term: term(l), keep: true})
+			continue
+		}
+		if t, ok := leafPattern(l); ok && t.neg {
+			// Keys j > i + off: with the causal term, a sliding window.
+			s.band = &causalTerm{t: t, v: l.v, fill: leafFill(l)}
+		}
+		m.addMask(s, term(l))
+	}
+	return true
+}
+
+// biasDropTri reads a constant bias that drops (≤ −1e30) exactly the keys
+// above a triangle and holds finite values elsewhere: a relative-position
+// bias with the causal mask folded in (T5 under dynamo). The op can then
+// skip the dropped keys while the bias stays its mask.
+func biasDropTri(l maskLeaf) (tri, bool) {
+	if !l.bias || l.v.Const == nil || !l.v.Const.DType.IsFloat() {
+		return tri{}, false
+	}
+	t, ok := constTri(l.v.Const, func(x float64) bool { return !negInf(x) })
+	return t, ok && !t.neg
+}
+
+// peelCausalBias handles scores + bias where the bias has a causal term.
+func (m *matcher) peelCausalBias(bias *graph.Value, s *draft) bool {
+	leaves := biasLeaves(bias, 0)
+	return m.peelCausalLeaves(s, leaves, func(l maskLeaf) MaskTerm {
+		if l.bias {
+			return MaskTerm{Kind: MaskAdditive, Value: l.v, Form: MaskFormAdd}
+		}
+		return MaskTerm{Kind: MaskBool, Value: l.v, Inverted: l.inverted, Fill: l.fill, Form: MaskFormAddWhere}
+	})
+}
+
+// peelCausalCond handles Where(cond, scores, fill) (or the inverted form)
+// where cond has a causal term. A finite fill stays an additive mask for the
+// other terms, as in peelWhereMask.
+func (m *matcher) peelCausalCond(cond *graph.Value, inverted bool, fill float64, s *draft) bool {
+	// One fill for every leaf of the condition: a key several drop gets it once.
+	leaves := withFill(condLeaves(cond, inverted, 0), finiteFill(fill), cond.Producer())
+	return m.peelCausalLeaves(s, leaves, func(l maskLeaf) MaskTerm {
+		t := MaskTerm{Kind: MaskBool, Value: l.v, Inverted: l.inverted, Fill: finiteFill(fill), Form: MaskFormWhere}
+		if !negInf(fill) {
+			t.Kind = MaskAdditive
+		}
+		return t
+	})
+}
+
+// resolveCausal turns the causal candidates into the op's `causal` when
+// their pattern covers the whole (Nq, Nk) score plane and its offset is the
+// bottom-right alignment Nk − Nq; any other candidate stays a mask term.
+func (m *matcher) resolveCausal(s *draft) (kept bool) {
+	for _, c := range s.causalTerms {
+		if causalFits(s, c) {
+			if !c.keep {
+				s.addCausalFill(c.fill)
+				s.Fills.Once = s.Fills.Once || c.once
+			}
+			s.Causal = true
+			if s.maskForm == "" {
+				s.maskForm = c.term.Form.causal()
+			}
+			if !c.keep {
+				continue
+			}
+		}
+		m.addMask(s, c.term)
+		kept = true
+	}
+	s.causalTerms = nil
+	// The window drops keys with the causal fill, so a band with another
+	// fill stays a mask.
+	if s.band != nil && s.Causal && onPlane(s, s.band.v, s.band.term.BatchView) && fillValue(s.band.fill) == fillValue(s.Fills.Causal) {
+		// The band keeps j ≥ i + off + 1 and causal j ≤ i + Nk − Nq: each
+		// query sees the w = Nk − Nq − off keys before it (itself included).
+		if lag, ok := dimMinus(s.KVLen, s.QLen); ok {
+			if w, ok := dimMinus(lag, s.band.t.off); ok && w.Static() && w.C > 0 {
+				s.SlidingWindow = w.C
+				dropMask(s, unexpand(s.band.v))
+			}
+		}
+	}
+	s.band = nil
+	return kept
+}
+
+// onPlane reports whether a mask term spans the (Nq, Nk) score plane; a term
+// added in a batch view of the scores has one axis more than the site.
+func onPlane(s *draft, v *graph.Value, view []graph.Dim) bool {
+	t := v.Type
+	maxRank := s.Rank
+	if view != nil {
+		maxRank++
+	}
+	if !t.Ranked || len(t.Shape) < 2 || len(t.Shape) > maxRank {
+		return false
+	}
+	r := len(t.Shape)
+	return t.Shape[r-2].Equal(s.QLen) && t.Shape[r-1].Equal(s.KVLen)
+}
+
+func causalFits(s *draft, c causalTerm) bool {
+	return onPlane(s, c.v, c.term.BatchView) && c.t.off.Add(s.QLen).Equal(s.KVLen)
+}

@@ -1,0 +1,336 @@
+package match
+
+import (
+	"github.com/attnopt/attnopt/graph"
+)
+
+// Mask family. Variants:
+//   add        scores + bias                      (float bias, additive)
+//   add_where  scores + Where(mask, 0, -inf)      (bool mask)
+//   where      Where(mask, scores, -inf)          (bool mask)
+//   where      Where(mask, scores, c), c finite   (kept as an additive mask)
+//   causal_where  Where(tril slice, scores, c)    (causal, bottom-right)
+// Inverted conditions (Where(m, -inf, scores), masked_fill style) record the
+// mask as inverted; the rewrite negates it.
+
+// addMask records one mask term. Several terms (a causal Where and a
+// padding bias, say) are combined by stage 1 into one additive bias.
+func (m *matcher) addMask(s *draft, t MaskTerm) {
+	s.biasInputs = append(s.biasInputs, t.Value)
+	t.Value = unexpand(t.Value)
+	s.Masks = append(s.Masks, t)
+	if len(s.Masks) == 1 {
+		s.maskForm = t.Form
+	}
+}
+
+// dropMask removes the term reading v (a band the op's sliding_window
+// states instead).
+func dropMask(s *draft, v *graph.Value) {
+	kept := s.Masks[:0]
+	for _, t := range s.Masks {
+		if t.Value != v {
+			kept = append(kept, t)
+		}
+	}
+	s.Masks = kept
+	if len(kept) > 0 {
+		s.maskForm = kept[0].Form
+	}
+}
+
+// unexpand looks through an Expand whose input broadcasts the same way, so
+// the fused op reads the mask at its own size.
+func unexpand(v *graph.Value) *graph.Value {
+	if p := v.Producer(); p != nil && p.Is("Expand") && p.Input(0).Type.Ranked {
+		return p.Input(0)
+	}
+	return v
+}
+
+// addTerm is the bias of scores + bias.
+type addTerm struct{ x, bias *graph.Value }
+
+var addForms = []maskForm[addTerm]{
+	// A causal triangle, possibly combined with padding terms.
+	{take: func(m *matcher, n *graph.Node, t addTerm, s *draft) (bool, *Reject) {
+		if !m.peelCausalBias(t.bias, s) {
+			return false, nil
+		}
+		s.biasInputs = append(s.biasInputs, t.bias)
+		return true, nil
+	}},
+	// Add(Where(mask, 0, -inf)): a bool mask in additive form.
+	{take: func(m *matcher, n *graph.Node, t addTerm, s *draft) (bool, *Reject) {
+		w := t.bias.Producer()
+		if w == nil || !w.Is("Where") {
+			return false, nil
+		}
+		cond, inv, ok := boolMaskOfWhere(w)
+		if !ok {
+			return false, nil
+		}
+		s.biasInputs = append(s.biasInputs, t.bias)
+		m.addMask(s, MaskTerm{Kind: MaskBool, Value: cond, Inverted: inv, Fill: finiteFill(whereFill(w)), Form: MaskFormAddWhere})
+		return true, nil
+	}},
+	// diffusers' baddbmm(empty, q, kᵀ, beta=0) adds a zero tensor.
+	{take: func(m *matcher, n *graph.Node, t addTerm, s *draft) (bool, *Reject) {
+		return isZeroTensor(t.bias), nil
+	}},
+	// Any other float bias.
+	{take: func(m *matcher, n *graph.Node, t addTerm, s *draft) (bool, *Reject) {
+		bias, x := t.bias, t.x
+		if bias.Type.Ranked && x.Type.Ranked && len(bias.Type.Shape) > len(x.Type.Shape) {
+			return true, reject(CodeMask, bias, "bias %q has rank %d, more than the scores' %d", bias.Name, len(bias.Type.Shape), len(x.Type.Shape))
+		}
+		m.addMask(s, MaskTerm{Kind: MaskAdditive, Value: bias, Form: MaskFormAdd})
+		return true, nil
+	}},
+}
+
+// peelAddMask handles scores + bias in either operand order.
+func (m *matcher) peelAddMask(n *graph.Node, s *draft) (*graph.Value, *Reject) {
+	a, b := n.Input(0), n.Input(1)
+	x, bias := a, b
+	if scoreLike(b) && !scoreLike(a) {
+		x, bias = b, a
+	}
+	if !bias.Type.DType.IsFloat() && bias.Type.DType != graph.Undefined {
+		return nil, reject(CodeMask, bias, "node %q adds %q of type %s to the scores", n.Label(), bias.Name, bias.Type.DType)
+	}
+	s.noteFillType(n)
+	if r := takeMask(m, addForms, n, addTerm{x, bias}, s); r != nil {
+		return nil, r
+	}
+	return x, nil
+}
+
+// scoreLike reports whether v looks like the running score tensor rather
+// than a bias: it is computed by the ops of the score chain.
+func scoreLike(v *graph.Value) bool {
+	p := v.Producer()
+	for i := 0; p != nil && i < 8; i++ {
+		switch {
+		case p.Is("MatMul") || p.Is("Einsum"):
+			return true
+		case p.Is("Mul") || p.Is("Div") || p.Is("Cast") || p.Is("Add") || p.Is("Where"):
+			idx := 0
+			if p.Is("Where") {
+				idx = 1
+			}
+			p = p.Input(idx).Producer()
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// boolMaskOfWhere recognises Where(m, 0, -inf) and Where(m, -inf, 0): the
+// additive form of a boolean mask. inverted is true when m marks the keys
+// to drop.
+func boolMaskOfWhere(w *graph.Node) (cond *graph.Value, inverted, ok bool) {
+	x, okX := w.Input(1).Scalar()
+	y, okY := w.Input(2).Scalar()
+	if !okX || !okY {
+		return nil, false, false
+	}
+	switch {
+	case x == 0 && negInf(y):
+		return w.Input(0), false, true
+	case negInf(x) && y == 0:
+		return w.Input(0), true, true
+	}
+	return nil, false, false
+}
+
+// whereTerm is Where(cond, scores, fill), or Where(cond, fill, scores) when
+// inverted.
+type whereTerm struct {
+	cond     *graph.Value
+	fill     float64
+	inverted bool
+}
+
+var whereForms = []maskForm[whereTerm]{
+	// A slice of a lower-triangular buffer (GPT-2).
+	{take: func(m *matcher, n *graph.Node, t whereTerm, s *draft) (bool, *Reject) {
+		if t.inverted || !isCausalTril(t.cond) {
+			return false, nil
+		}
+		if s.Causal {
+			return true, reject(CodeCausal, n, "a second causal mask on the same scores")
+		}
+		// A row that sees no key (with a padding term, or Nq > Nk) still
+		// gives the fill's result: the op records it.
+		s.addCausalFill(finiteFill(t.fill))
+		s.Causal = true
+		if s.maskForm == "" {
+			s.maskForm = MaskFormCausalWhere
+		}
+		return true, nil
+	}},
+	// A causal condition, possibly combined with padding conditions.
+	{take: func(m *matcher, n *graph.Node, t whereTerm, s *draft) (bool, *Reject) {
+		return m.peelCausalCond(t.cond, t.inverted, t.fill, s), nil
+	}},
+	// A bool mask filled with -inf.
+	{take: func(m *matcher, n *graph.Node, t whereTerm, s *draft) (bool, *Reject) {
+		if !negInf(t.fill) {
+			return false, nil
+		}
+		m.addMask(s, MaskTerm{Kind: MaskBool, Value: t.cond, Inverted: t.inverted, Fill: finiteFill(t.fill), Form: MaskFormWhere})
+		return true, nil
+	}},
+	// A finite fill differs from a bool mask on fully masked rows; keep it
+	// as an additive mask Where(mask, 0, c) built by the rewrite.
+	{take: func(m *matcher, n *graph.Node, t whereTerm, s *draft) (bool, *Reject) {
+		c := t.fill
+		m.addMask(s, MaskTerm{Kind: MaskAdditive, Value: t.cond, Inverted: t.inverted, Fill: &c, Form: MaskFormWhere})
+		return true, nil
+	}},
+}
+
+// peelWhereMask handles Where(mask, scores, fill) and Where(mask, fill, scores).
+func (m *matcher) peelWhereMask(n *graph.Node, s *draft) (*graph.Value, *Reject) {
+	cond, a, b := n.Input(0), n.Input(1), n.Input(2)
+	x, fill, inverted := a, b, false
+	if _, ok := a.Scalar(); ok {
+		x, fill, inverted = b, a, true
+	}
+	c, ok := fill.Scalar()
+	if !ok {
+		return nil, reject(CodeMask, fill, "node %q fills masked scores with %q, which is not a constant scalar", n.Label(), fill.Name)
+	}
+	s.noteFillType(n)
+	if r := takeMask(m, whereForms, n, whereTerm{cond, c, inverted}, s); r != nil {
+		return nil, r
+	}
+	return x, nil
+}
+
+// isCausalTril recognises a condition sliced from a constant lower-triangular
+// buffer (GPT-2's registered `bias`), rows [Nk−Nq, Nk) and columns [0, Nk):
+// exactly the bottom-right aligned causal mask.
+func isCausalTril(cond *graph.Value) bool {
+	v := cond
+	if p := v.Producer(); p != nil && p.Is("Cast") {
+		v = p.Input(0)
+	}
+	var slices []*graph.Node
+	for p := v.Producer(); p != nil && p.Is("Slice"); p = v.Producer() {
+		slices = append(slices, p)
+		v = p.Input(0)
+	}
+	if v.Const == nil || len(slices) == 0 {
+		return false
+	}
+	dims := v.Const.Dims
+	if len(dims) < 2 || dims[len(dims)-1] != dims[len(dims)-2] || v.Const.Numel() > 1<<24 {
+		return false
+	}
+	n := dims[len(dims)-1]
+	vals, err := v.Const.Float64s()
+	if err != nil {
+		return false
+	}
+	for i := int64(0); i < n; i++ {
+		for j := int64(0); j < n; j++ {
+			want := 0.0
+			if j <= i {
+				want = 1
+			}
+			if (vals[i*n+j] != 0) != (want != 0) {
+				return false
+			}
+		}
+	}
+	// Row slice must end where the column slice ends and columns start at 0.
+	type end struct {
+		d   graph.Dim
+		v   *graph.Value
+		idx int
+	}
+	var rowEnd, colEnd *end
+	colStartZero := true
+	rank := len(dims)
+	for _, sl := range slices {
+		starts, ok1 := sl.Input(1).IntContent()
+		ends, ok2 := sl.Input(2).IntContent()
+		if !ok1 || !ok2 {
+			return false
+		}
+		var axes []int64
+		if sl.Input(3) == nil {
+			for i := range starts {
+				axes = append(axes, int64(i))
+			}
+		} else if axes, ok1 = sl.Input(3).Ints(); !ok1 {
+			return false
+		}
+		for k, a := range axes {
+			if a < 0 {
+				a += int64(rank)
+			}
+			e := &end{ends[k], sl.Input(2), k}
+			switch int(a) {
+			case rank - 2:
+				rowEnd = e
+			case rank - 1:
+				colEnd = e
+				if !(starts[k].Static() && starts[k].C == 0) {
+					colStartZero = false
+				}
+			}
+		}
+	}
+	if !colStartZero || rowEnd == nil || colEnd == nil {
+		return false
+	}
+	return rowEnd.d.Equal(colEnd.d) || (rowEnd.v == colEnd.v && rowEnd.idx == colEnd.idx)
+}
+
+// isZeroTensor recognises a bias that is provably all zeros: a zero constant,
+// ConstantOfShape with fill 0, or a product with a zero scalar of one of
+// those.
+func isZeroTensor(v *graph.Value) bool {
+	if f, ok := v.Floats(); ok {
+		for _, x := range f {
+			if x != 0 {
+				return false
+			}
+		}
+		return len(f) > 0
+	}
+	p := v.Producer()
+	switch {
+	case p == nil:
+		return false
+	case p.Is("ConstantOfShape"):
+		a := p.Attr("value")
+		if a == nil || a.T == nil {
+			return true // the default fill is 0
+		}
+		f, err := a.T.Float64s()
+		return err == nil && len(f) == 1 && f[0] == 0
+	case p.Is("Mul"):
+		for i, in := range p.Inputs {
+			if z, ok := in.Scalar(); ok && z == 0 && isZeroOrFinite(p.Input(1-i)) {
+				return true
+			}
+		}
+	case p.Is("Cast"):
+		return isZeroTensor(p.Input(0))
+	}
+	return false
+}
+
+// isZeroOrFinite accepts the other factor of x·0 only when it cannot hold
+// NaN or Inf: a constant fill.
+func isZeroOrFinite(v *graph.Value) bool {
+	if p := v.Producer(); p != nil && p.Is("ConstantOfShape") {
+		return true
+	}
+	return isZeroTensor(v)
+}

@@ -1,0 +1,100 @@
+package match
+
+import (
+	"github.com/attnopt/attnopt/graph"
+)
+
+// fillShapes reads B, H, Nq, Nk, Dqk, Dv and the dtype from the operands and
+// checks that they describe one attention.
+func (m *matcher) fillShapes(s *draft) *Reject {
+	qt, kt, vt := s.Q.Type, s.K.Type, s.V.Type
+	if !qt.Ranked || !kt.Ranked || !vt.Ranked {
+		for _, v := range []*graph.Value{s.Q, s.K, s.V} {
+			if !v.Type.Ranked {
+				return reject(CodeShape, v, "rank of %q is unknown", v.Name)
+			}
+		}
+	}
+	r := len(qt.Shape)
+	if r < 2 || r > 4 || len(kt.Shape) != r || len(vt.Shape) != r {
+		return reject(CodeShape, s.Q, "Q, K, V have ranks %d, %d, %d; sites are rank 2, 3 or 4 with equal ranks", r, len(kt.Shape), len(vt.Shape))
+	}
+	s.Rank = r
+	q, k, v := qt.Shape, kt.Shape, vt.Shape
+	s.QLen, s.HeadDim = q[r-2], q[r-1]
+	if s.KTransposed {
+		s.KVLen = k[r-1]
+		if !k[r-2].Unknown && !s.HeadDim.Unknown && !k[r-2].Equal(s.HeadDim) {
+			return reject(CodeShape, s.K, "Kᵀ %q has %s rows, Q's head dim is %s", s.K.Name, k[r-2], s.HeadDim)
+		}
+	} else {
+		s.KVLen = k[r-2]
+	}
+	if s.VChannelsFirst {
+		s.VHeadDim = v[r-2]
+	} else {
+		s.VHeadDim = v[r-1]
+	}
+	s.Batch, s.Heads, s.KVHeads = graph.D(1), graph.D(1), graph.D(1)
+	switch r {
+	case 4:
+		s.Batch, s.Heads, s.KVHeads = q[0], q[1], k[1]
+	case 3:
+		s.Batch = q[0]
+		if b, h, ok := unfoldHeads(s.Q); ok {
+			s.Batch, s.Heads, s.KVHeads = b, h, h
+		}
+	}
+	s.DType = qt.DType
+	if s.DType == graph.Undefined {
+		s.DType = graph.Float32
+	}
+	if r := m.matchVType(s); r != nil {
+		return r
+	}
+	for _, t := range s.Masks {
+		if !t.Value.Type.Ranked {
+			return reject(CodeMask, t.Value, "rank of mask %q is unknown", t.Value.Name)
+		}
+		if len(t.Value.Type.Shape) > 4 && !(t.BatchView != nil && len(t.Value.Type.Shape) == 5) {
+			return reject(CodeMask, t.Value, "mask %q has rank %d (more than 4)", t.Value.Name, len(t.Value.Type.Shape))
+		}
+		if (t.Kind == MaskBool || t.Fill != nil) && t.Value.Type.DType != graph.Bool {
+			return reject(CodeMask, t.Value, "mask condition %q is %s, not bool", t.Value.Name, t.Value.Type.DType)
+		}
+	}
+	return nil
+}
+
+// unfoldHeads recovers (B, H) when a rank-3 Q is a Reshape of a (B, H, N, D)
+// tensor: the heads-into-batch fold of `rearrange('b h n d -> (b h) n d')`.
+func unfoldHeads(q *graph.Value) (b, h graph.Dim, ok bool) {
+	p := q.Producer()
+	if p == nil || !p.Is("Reshape") {
+		return b, h, false
+	}
+	in := p.Input(0).Type
+	if !in.Ranked || len(in.Shape) != 4 {
+		return b, h, false
+	}
+	out := q.Type.Shape
+	if !in.Shape[0].Mul(in.Shape[1]).Equal(out[0]) || !in.Shape[2].Equal(out[1]) || !in.Shape[3].Equal(out[2]) {
+		return b, h, false
+	}
+	return in.Shape[0], in.Shape[1], true
+}
+
+// matchVType reconciles V's type with Q's: exports of fp16 SDPA compute P·V in
+// float32 on Cast(V). The fused op reads the uncast V (no precision is lost:
+// it was fp16 to begin with) and its output is cast to the site's output type.
+func (m *matcher) matchVType(s *draft) *Reject {
+	vt := s.V.Type.DType
+	if vt == s.DType || vt == graph.Undefined {
+		return nil
+	}
+	if p := s.V.Producer(); p != nil && isFloatCast(p) && p.Input(0).Type.DType == s.DType {
+		s.V = p.Input(0)
+		return nil
+	}
+	return reject(CodeShape, s.V, "V %q is %s while Q is %s", s.V.Name, vt, s.DType)
+}

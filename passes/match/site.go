@@ -1,0 +1,242 @@
+// Package match finds attention sites in a graph. Its rule set (rules.go
+// and the tables of each pattern family: scores.go, mask.go, output.go,
+// gqa.go, and fused.go for attention ops an exporter already fused) checks
+// a candidate and binds what the site computes into a Match, without
+// emitting a node: the rewrites live on the floors above
+// (passes/canonical builds the canonical op from a Match). Every check that
+// refuses a candidate returns a Reject with a code and the node or value at
+// fault.
+package match
+
+import (
+	"github.com/attnopt/attnopt/graph"
+)
+
+// MaskKind is how a site masks its scores.
+type MaskKind string
+
+const (
+	MaskNone     MaskKind = "none"
+	MaskBool     MaskKind = "bool"     // true = attend
+	MaskAdditive MaskKind = "additive" // added to the scores
+)
+
+// Match is one attention site softmax(Q·Kᵀ·scale + mask)·V: the bindings
+// the rule set found, typed. It is immutable once Find returns it; stage 1
+// reads it and keeps its own state (passes/canonical/stage1.go).
+// docs/canonical-op.md shows two, a SAGAN site and a Mistral window site.
+type Match struct {
+	ID int
+	// Path is the subgraph the site lives in, outermost first ("If n/then_branch"
+	// / "Loop l/body"); "" for the main graph (nested.go).
+	Path  string
+	Nodes []*graph.Node // every node the rewrite replaces, in graph order
+
+	Q *graph.Value // (…, Nq, Dqk), before any scale the site applies
+	// K is the right operand of the score product after peeling the scale:
+	// (…, Dqk, Nk) when KTransposed (MatMul(Q, Kᵀ)), else (…, Nk, Dqk).
+	// Stage 1 derives K's natural layout from it.
+	K           *graph.Value
+	KTransposed bool
+	// V is (…, Nk, Dv); VChannelsFirst marks the SAGAN form out = V·Aᵀ
+	// where V is (…, Dv, Nk) and the output (…, Dv, Nq).
+	V              *graph.Value
+	VChannelsFirst bool
+	Output         *graph.Value
+	// Repeated holds K and V as the graph repeats them to every query head
+	// when K and V above are the un-repeated (B, Hkv, N, D) sources
+	// (grouped-query attention, gqa.go); K is then natural.
+	Repeated *RepeatedKV
+
+	Scale     float64
+	ScaleForm ScaleForm // ScalePerHead is set when QScales is
+	// QScales are tensors the scores are multiplied (or divided) by that
+	// broadcast over the query and key axes (a per-head logit scale): stage
+	// 1 applies them to Q, which is exact (qscale.go).
+	QScales []QScale
+
+	// Masks are the mask terms, the one statement of the site's mask; Mask
+	// and MaskValue summarise them. Causal and SlidingWindow are not terms:
+	// the canonical op states them as attributes.
+	Masks  []MaskTerm
+	Causal bool
+	// SlidingWindow is the number of keys each query sees when a causal site
+	// also has a band mask term (Mistral's sliding window), 0 without one.
+	SlidingWindow int64
+	// Fills are what the source adds to dropped keys, and Rows what a row
+	// that sees no key therefore yields (fills.go, rows.go).
+	Fills Fills
+	Rows  Rows
+	// ZeroRowGuard marks a Where after the softmax that zeroes fully masked
+	// rows; the fused ops do that themselves.
+	ZeroRowGuard bool
+
+	ScoreOp   string // MatMul or Einsum
+	Softmax   *graph.Node
+	SoftCasts bool // Cast to float32 around the softmax (fp16/bf16 models)
+	Rank      int
+
+	// Shapes; heads folded into the batch of a rank-3 bmm are recovered
+	// when a Reshape shows them.
+	Batch, Heads, KVHeads, QLen, KVLen, HeadDim, VHeadDim graph.Dim
+	DType                                                 graph.DType
+	// Variant names the forms matched, for people; tools read the typed
+	// fields above.
+	Variant string
+
+	// Lifted is the already-fused op this site was lifted from (fused.go);
+	// nil for a matched pattern. Softmax then names that op too.
+	Lifted *graph.Node
+	// PackedHeads marks Q, K, V and the output as (B, N, H·D), split into
+	// Heads (KVHeads) by stage 1's adapters; the site is otherwise rank 4.
+	PackedHeads bool
+	// PastK/PastV are a KV cache (B, Hkv, P, D) the keys and values are
+	// appended to on the key axis; WantPresent says the concatenation is
+	// read (ONNX Attention's present_key/present_value).
+	PastK, PastV *graph.Value
+	WantPresent  bool
+	// StackedPresent: the op has one present output stacking K and V
+	// (com.microsoft.Attention), not two.
+	StackedPresent bool
+	// Packed is com.microsoft.Attention's projection: Q, K, V, PastK, PastV
+	// and its mask_index term are typed placeholders outside the graph
+	// until stage 1 emits the projection (fused_msattention.go).
+	Packed *PackedQKV
+}
+
+// Mask is none, the kind of a single term, or additive when several terms
+// must be combined into one bias.
+func (s *Match) Mask() MaskKind {
+	switch len(s.Masks) {
+	case 0:
+		return MaskNone
+	case 1:
+		return s.Masks[0].Kind
+	}
+	return MaskAdditive
+}
+
+// MaskValue is the first term's tensor, nil without a mask.
+func (s *Match) MaskValue() *graph.Value {
+	if len(s.Masks) == 0 {
+		return nil
+	}
+	return s.Masks[0].Value
+}
+
+// RepeatedKV is K and V as a site read them before its head repeat was
+// looked through.
+type RepeatedKV struct {
+	K           *graph.Value
+	KTransposed bool
+	V           *graph.Value
+}
+
+// QScale is one per-head or per-batch factor of the scores.
+type QScale struct {
+	Value *graph.Value // broadcasts to Q with size-1 query and key axes
+	Div   bool         // the scores are divided by Value
+	// Mask terms peeled before this factor (walking back from the softmax):
+	// terms found after it would be scaled by it.
+	masksAfter int
+}
+
+// MaskTerm is one mask applied to the scores.
+type MaskTerm struct {
+	Kind  MaskKind
+	Value *graph.Value // bool condition or additive tensor, unexpanded
+	// Inverted marks a condition that is true for keys to drop.
+	Inverted bool
+	// Fill is the finite fill of Where(mask, x, fill): an additive term
+	// Where(mask, 0, fill) for Kind additive, the bool mask's drop value for
+	// Kind bool (finfo.min, say); nil is −inf.
+	Fill *float64
+	Form MaskForm
+	// BatchView is set when the term is added in a view of the scores whose
+	// batch axis is split in two: (B/w, w, …) for Swin's shifted-window mask
+	// (5-D), (B, H, …) of bmm scores for BLOOM's (4-D). The term broadcasts
+	// against that view, whose first two dims are given here.
+	BatchView []graph.Dim
+	// BatchFold is set when the term was added to bmm scores (B·H, …) of a
+	// rank-4 site, which reads them as (B, H, …) given here: BLOOM's ALiBi
+	// bias when dynamo multiplies P·V in the view (headview.go).
+	BatchFold []graph.Dim
+	// Placeholder marks a term whose Value stage 1 computes (Packed's
+	// mask_index keep condition).
+	Placeholder bool
+}
+
+// draft is a Match while the rules bind it, with the scratch the rules
+// share; only draft.done hands out the Match.
+type draft struct {
+	Match
+	maskForm    MaskForm       // the form the variant names: the first mask statement's
+	extra       []*graph.Node  // operand-scale nodes peeled off Q or Kᵀ
+	causalTerms []causalTerm   // triangular mask terms, resolved once the lengths are known
+	band        *causalTerm    // a mask term keeping keys above a diagonal
+	biasInputs  []*graph.Value // tensors added to the scores, as the graph has them
+	headView    []graph.Dim    // (B, H) of the view of bmm scores the softmax ran in, until P·V leaves it (headview.go)
+	window      *windowView    // Swin's view of the scores while the score chain walks through it (scores.go)
+	packedKeep  *maskIndexRule // the form of Packed's mask_index
+}
+
+// done states the rows and hands out the Match; the draft is not used
+// again.
+func (s *draft) done() *Match {
+	s.Rows = rowsOfSite(&s.Match)
+	m := s.Match
+	return &m
+}
+
+// ScoreBytes is B·H·Nq·Nk·e, the size of one materialised score tensor.
+func (s *Match) ScoreBytes() (int64, bool) {
+	e := int64(s.DType.Bits() / 8)
+	return prodDims(s.Batch, s.Heads, s.QLen, s.KVLen, graph.D(e))
+}
+
+// FusedBytes is what a fused op holds: Q, K, V, O and a float32 row
+// statistic per query (docs/design.md §6).
+func (s *Match) FusedBytes() (int64, bool) {
+	e := graph.D(int64(s.DType.Bits() / 8))
+	terms := [][]graph.Dim{
+		{e, s.Batch, s.Heads, s.QLen, s.HeadDim},
+		{e, s.Batch, s.KVHeads, s.KVLen, s.HeadDim},
+		{e, s.Batch, s.KVHeads, s.KVLen, s.VHeadDim},
+		{e, s.Batch, s.Heads, s.QLen, s.VHeadDim},
+		{graph.D(4), s.Batch, s.Heads, s.QLen},
+	}
+	var total int64
+	for _, t := range terms {
+		v, ok := prodDims(t...)
+		if !ok || total+v < total {
+			return 0, false
+		}
+		total += v
+	}
+	return total, true
+}
+
+func prodDims(ds ...graph.Dim) (int64, bool) {
+	p := graph.D(1)
+	for _, d := range ds {
+		p = p.Mul(d)
+	}
+	return p.Value()
+}
+
+// fusedOps are the ops that already compute attention without an N² tensor
+// in the graph, keyed by domain then op type.
+var fusedOps = map[string]map[string]bool{
+	"":              {"Attention": true},
+	"com.microsoft": {"Attention": true, "MultiHeadAttention": true, "GroupQueryAttention": true, "PackedAttention": true, "PackedMultiHeadAttention": true, "DecoderMaskedMultiHeadAttention": true, "DecoderMaskedSelfAttention": true, "DecoderAttention": true, "SparseAttention": true, "PagedAttention": true, "QAttention": true, "LongformerAttention": true},
+	"attnopt":       {"FlashAttention": true, "WindowAttention": true},
+}
+
+// IsFusedAttention reports whether n is an already-fused attention op.
+func IsFusedAttention(n *graph.Node) bool {
+	d := n.Domain
+	if d == "ai.onnx" {
+		d = ""
+	}
+	return fusedOps[d][n.OpType]
+}
