@@ -10,6 +10,7 @@ import (
 	"github.com/attnopt/attnopt/internal/opdef"
 	"github.com/attnopt/attnopt/internal/testgraph"
 	"github.com/attnopt/attnopt/passes"
+	"github.com/attnopt/attnopt/passes/match"
 )
 
 // oneOp is a model of one attnopt op over Q, K (1, 1, 4, dqk) and V
@@ -84,7 +85,7 @@ func TestAcceptRefusesWhatTheKernelsRefuse(t *testing.T) {
 		reason string
 	}{
 		{opdef.HeadDimMax, ""},
-		{opdef.HeadDimMax + 1, "head sizes Dqk 257, Dv 257: FlashAttention's kernels take 1..256 (use --target ort)"},
+		{opdef.HeadDimMax + 1, "head sizes Dqk 257, Dv 257: attnopt's kernels take 1..256 (use --target ort)"},
 	} {
 		ctx, err := passes.Rewrite(testgraph.SDPABoolMask(17, graph.Float32, 1, 2, 8, c.d).Model(), passes.Options{Target: "attnopt"})
 		if err != nil {
@@ -96,6 +97,9 @@ func TestAcceptRefusesWhatTheKernelsRefuse(t *testing.T) {
 		a := ctx.Actions[0]
 		if a.Fused != (c.reason == "") || a.Reason != c.reason {
 			t.Errorf("d %d: fused %v, reason %q; want %q", c.d, a.Fused, a.Reason, c.reason)
+		}
+		if c.reason != "" && (a.Reject == nil || a.Reject.Code != match.CodeLimit || a.Reject.Value == nil) {
+			t.Errorf("d %d: reject %+v, want code %s naming Q", c.d, a.Reject, match.CodeLimit)
 		}
 	}
 }
