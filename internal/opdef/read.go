@@ -31,6 +31,8 @@ func (a *Attr) Must() string {
 			return "finite and > 0"
 		case FiniteOrNegInf:
 			return "-inf or finite"
+		case FiniteNonNegative:
+			return "finite and >= 0"
 		}
 		return "a float"
 	}
@@ -68,6 +70,8 @@ func (a *Attr) FloatOK(f float32) bool {
 		return x > 0 && !math.IsInf(x, 1)
 	case FiniteOrNegInf:
 		return !math.IsNaN(x) && !math.IsInf(x, 1)
+	case FiniteNonNegative:
+		return x >= 0 && !math.IsInf(x, 1)
 	}
 	return true
 }

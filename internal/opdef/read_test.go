@@ -144,3 +144,36 @@ func TestHeadDims(t *testing.T) {
 		t.Errorf("message %v", err)
 	}
 }
+
+// TestFloatRules: each FLOAT range, on the probes the conformance cases
+// use, with the words every language's message gives. A rule no row uses
+// yet (FiniteNonNegative, for a bound 0 turns off) is held here.
+func TestFloatRules(t *testing.T) {
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	for _, c := range []struct {
+		rule FloatRule
+		must string
+		ok   []float32
+		bad  []float32
+	}{
+		{AnyFloat, "a float", []float32{0.5, 0, -1, inf, -inf, nan}, nil},
+		{FinitePositive, "finite and > 0", []float32{0.5, 1e30}, []float32{0, -1, inf, -inf, nan}},
+		{FiniteOrNegInf, "-inf or finite", []float32{0.5, 0, -1e30, -inf}, []float32{inf, nan}},
+		{FiniteNonNegative, "finite and >= 0", []float32{0, 0.5, 1e30}, []float32{-1, -1e30, inf, -inf, nan}},
+	} {
+		a := &Attr{Name: "x", Kind: graph.AttrFloat, Rule: c.rule}
+		if got := a.Must(); got != c.must {
+			t.Errorf("rule %d: Must %q, want %q", c.rule, got, c.must)
+		}
+		for _, f := range c.ok {
+			if !a.FloatOK(f) {
+				t.Errorf("%s: %g refused", c.must, f)
+			}
+		}
+		for _, f := range c.bad {
+			if a.FloatOK(f) {
+				t.Errorf("%s: %g accepted", c.must, f)
+			}
+		}
+	}
+}

@@ -41,6 +41,8 @@ const (
 	// FiniteOrNegInf: finite or −inf, never NaN or +inf (a fill added to a
 	// dropped key's score).
 	FiniteOrNegInf
+	// FiniteNonNegative: finite and >= 0 (a bound that 0 turns off).
+	FiniteNonNegative
 )
 
 // Named is one value of an INT attribute with a closed set of values.

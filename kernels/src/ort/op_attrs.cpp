@@ -67,6 +67,7 @@ bool float_ok(FloatRule r, float f) {
   switch (r) {
     case FloatRule::FinitePositive: return std::isfinite(f) && f > 0.0f;
     case FloatRule::FiniteOrNegInf: return !std::isnan(f) && f != INFINITY;
+    case FloatRule::FiniteNonNegative: return std::isfinite(f) && f >= 0.0f;
     case FloatRule::Any: return true;
   }
   return false;

@@ -14,7 +14,7 @@ namespace attnopt_ort {
 namespace op_table {
 
 enum class Kind { Int, Float, Ints };
-enum class FloatRule { Any, FinitePositive, FiniteOrNegInf };
+enum class FloatRule { Any, FinitePositive, FiniteOrNegInf, FiniteNonNegative };
 
 constexpr int64_t kNoLo = std::numeric_limits<int64_t>::min();
 constexpr int64_t kNoHi = std::numeric_limits<int64_t>::max();
