@@ -23,10 +23,14 @@
 //     op_attrs.cpp, and kernels/tests/abi_check.py runs the limits through
 //     the C ABI check.
 //
-// Adding an attribute is one row of an Op's Attrs; go generate then gives
-// every parser and doc the new name, type, default and range. What the
-// attribute computes still needs its code: the kernels (and a C ABI field),
-// the Go runtime, and the rewrite that writes it.
+// Adding an attribute is one row of an Op's Attrs (and its Attr* name);
+// go generate then gives every parser and doc the new name, type, default
+// and range, and its conformance cases run in Go and C++. A FLOAT range
+// is a FloatRule (table.go; FiniteNonNegative is there for a bound that 0
+// turns off). What the attribute computes still needs its code: the
+// kernels (a C ABI field, and op_attrs.cpp copying the value into it), the
+// Go runtime, and the rewrite that writes it, which
+// TestRewritesWriteTheTable asks for.
 package opdef
 
 //go:generate go run ./gen
