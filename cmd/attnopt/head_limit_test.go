@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,8 +13,8 @@ import (
 
 // TestRewriteKeepsSitesPastTheHeadLimit: `rewrite` (target attnopt) leaves
 // a site whose head size is past the kernels' limit (internal/opdef) as it
-// was and says why, exit 0, and the model it writes holds no attnopt op;
-// at the limit the site is fused, and --target ort fuses the larger one.
+// was and says why (--json: reason_code "limit"), exit 0, and the model it
+// writes holds no attnopt op; at the limit the site is fused, and --target ort fuses the larger one.
 // --min-scores 0: these sites are small, and the limit is what is tested.
 func TestRewriteKeepsSitesPastTheHeadLimit(t *testing.T) {
 	for _, c := range []struct {
@@ -47,6 +48,25 @@ func TestRewriteKeepsSitesPastTheHeadLimit(t *testing.T) {
 		}
 		if want := map[bool]int{true: 1, false: 0}[c.fused && c.target == "attnopt"]; attnopt != want {
 			t.Errorf("d %d --target %s: %d attnopt op(s) written, want %d", c.d, c.target, attnopt, want)
+		}
+		// --json: the kept site carries the typed code, and the report conforms.
+		code, stdout, stderr = runCLI("rewrite", in, "--target", c.target, "--min-scores", "0", "--json", "-o", out)
+		if code != 0 {
+			t.Fatalf("d %d --target %s --json: exit %d: %s", c.d, c.target, code, stderr)
+		}
+		conforms(t, "report.v1.json", stdout)
+		var rep struct {
+			Sites []struct {
+				Status     string `json:"status"`
+				ReasonCode string `json:"reason_code"`
+			} `json:"sites"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil || len(rep.Sites) != 1 {
+			t.Fatalf("d %d --json: %v, %d sites:\n%s", c.d, err, len(rep.Sites), stdout)
+		}
+		want := map[bool][2]string{true: {"fused", ""}, false: {"left", "limit"}}[c.fused]
+		if got := rep.Sites[0]; got.Status != want[0] || got.ReasonCode != want[1] {
+			t.Errorf("d %d --target %s --json: status %q, reason_code %q; want %q, %q", c.d, c.target, got.Status, got.ReasonCode, want[0], want[1])
 		}
 	}
 }
