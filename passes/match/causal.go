@@ -463,7 +463,8 @@ func compareTri(p *graph.Node) (tri, bool) {
 // i + lo < j ≤ i + hi (a causal sliding window folded into one constant,
 // Gemma 3 under dynamo), the same for every leading index: the causal
 // triangle j ≤ i + hi and the band's lower edge, the complement of
-// j ≤ i + lo. ok is false when either edge never shows.
+// j ≤ i + lo. ok is false when either edge never shows, or the upper one
+// is not bottom-right aligned (hi = Nk − Nq).
 func constBand(c *graph.Tensor, keep func(float64) bool) (upper, lower tri, ok bool) {
 	dims := c.Dims
 	if len(dims) < 2 || c.Numel() > maxTriConst || c.Numel() == 0 {
@@ -496,7 +497,9 @@ func constBand(c *graph.Tensor, keep func(float64) bool) (upper, lower tri, ok b
 			lo, foundLo = first-1-i, true
 		}
 	}
-	if !foundHi || !foundLo || lo >= hi {
+	// Only the op's bottom-right causal edge: a symmetric local band
+	// (ModernBERT) stays a mask as it is.
+	if !foundHi || !foundLo || lo >= hi || hi != cols-rows {
 		return tri{}, tri{}, false
 	}
 	plane := rows * cols
