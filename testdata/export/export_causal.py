@@ -140,7 +140,7 @@ def make_optimum(kind, past=0):
             wrapper, inputs = PastWrapper(model, 2), (ids, mask, *cache)
             for i in range(2):
                 names += [f"past_key_values.{i}.key", f"past_key_values.{i}.value"]
-            axes["attention_mask"] = {0: "batch_size", 1: "past_sequence_length + sequence_length"}
+            axes["attention_mask"] = {0: "batch_size", 1: "past_sequence_length+sequence_length"}
             for n in names[2:]:
                 axes[n] = {0: "batch_size", 2: "past_sequence_length"}
             b, s, p = (torch.export.Dim(x) for x in ("batch_size", "sequence_length", "past_sequence_length"))
@@ -263,14 +263,17 @@ def make_qwen3_fp16(name, exporter, opset):
                       use_cache=False)
     model = Qwen3Model(cfg).half()
     model.set_attn_implementation("sdpa")
-    ids, mask = left_padded()
+    ids, mask = left_padded(pad=0)
+    # right padding: under a float16 finite fill a row that sees no key is
+    # rounded differently by each runtime (ONNX Runtime's CPU upcasts), so
+    # the stored inputs keep a key in every row
+    mask[0, 8:] = 0
     return export_case(
         name=name, model=Wrapper(model), inputs=(ids, mask), input_names=["input_ids", "attention_mask"],
         output_names=["last_hidden_state"], source="transformers Qwen3Model", exporter=exporter, opset=opset,
         name_root=model, expected_count=2, tol=2e-2,
-        onnx_differs=DYNAMO_FILL if opset < 23 else "",
         notes="Qwen3Model in float16, 2 layers, hidden 32, 4 query heads over 2 kv heads of 8, sdpa; batch 2, "
-              "seq 12, the first row left-padded by 4 (rows 0-3 see no key)",
+              "seq 12, the first row right-padded after 8 tokens",
         attention=lambda recs: [default_attention_info(r, {"head_dim": 8, "kv_heads": 2, "mask": "causal"})
                                 for r in recs],
     )
