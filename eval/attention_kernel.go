@@ -14,10 +14,11 @@ type attnSpec struct {
 
 	fmask []float32 // additive mask, or nil
 	fst   [4]int
-	// half: the logits are float16 values, each step rounded (the contrib
-	// ops' float16 kernels add attention_bias in float16, which decides the
-	// rows a finite fill leaves; docs/fully-masked-rows.md)
-	half bool
+	// half: a float16 MultiHeadAttention adds its attention_bias in float16
+	// (score and sum rounded), as this runtime evaluates the fp16 Add of the
+	// graph it replaced; it decides the rows a finite fill leaves
+	// (docs/fully-masked-rows.md)
+	half  bool
 	bmask []bool // true = attend, or nil
 	bst   [4]int
 

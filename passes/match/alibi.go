@@ -1,6 +1,8 @@
 package match
 
 import (
+	"math"
+
 	"github.com/attnopt/attnopt/graph"
 )
 
@@ -67,20 +69,13 @@ func rowShifted(c *graph.Tensor, t tri) bool {
 			row := vals[base+i*cols : base+(i+1)*cols]
 			shift := row[0] - last[0]
 			for j := int64(0); j <= i+off && j < cols; j++ {
-				if d := row[j] - last[j] - shift; d > tol*(1+abs(last[j])) || -d > tol*(1+abs(last[j])) {
+				if d := row[j] - last[j] - shift; math.Abs(d) > tol*(1+math.Abs(last[j])) {
 					return false
 				}
 			}
 		}
 	}
 	return true
-}
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
 
 // alibiRamp is slopes · ±(j − i) computed at run time, or slopes · −|j − i|
