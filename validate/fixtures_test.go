@@ -89,6 +89,13 @@ func TestFixtureRewritesAgree(t *testing.T) {
 				// (docs/fully-masked-rows.md), so such originals are judged in
 				// the Go runtime only there.
 				spec := orig.Opset("") >= 23 && hasOp(orig, "Attention") && ortR != nil && versionBefore(ortR.Version(), 1, 31)
+				// ONNX Runtime's CPU runs a float16 chain of ops it has no
+				// float16 kernel for in float32 (it inserts casts), so a row
+				// that sees no key under a finite fill is not the float16
+				// literal row the graph specifies and the fused op keeps
+				// (fill_round, docs/fully-masked-rows.md): judged in the Go
+				// runtime only.
+				spec = spec || target == "attnopt" && roundsRows(rew)
 				if ortR != nil && (target != "attnopt" || customOK) && !spec {
 					runners = append(runners, ortR)
 				}
@@ -111,6 +118,17 @@ func TestFixtureRewritesAgree(t *testing.T) {
 func refusedByDesign(target string, a passes.Action) bool {
 	return target == "ort" && a.Reject != nil && a.Reject.Code == match.CodeTarget &&
 		a.Site.Causal && !a.Site.QLen.Equal(a.Site.KVLen)
+}
+
+// roundsRows reports a fused op whose rows that see no key follow float16
+// rounding (fill_round).
+func roundsRows(m *graph.Model) bool {
+	for _, n := range m.Graph.Nodes {
+		if n.AttrInt("fill_round", 0) == 1 {
+			return true
+		}
+	}
+	return false
 }
 
 func hasOp(m *graph.Model, op string) bool {
