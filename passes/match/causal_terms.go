@@ -327,16 +327,6 @@ func (m *matcher) resolveCausal(s *draft) (kept bool) {
 			continue
 		}
 		if causalFits(s, c) {
-			if c.rest != nil {
-				s.addCausalFill(c.fill)
-				s.Fills.Once = s.Fills.Once || c.once
-				s.Causal = true
-				if s.maskForm == "" {
-					s.maskForm = c.term.Form.causal()
-				}
-				m.addMask(s, viewed(*c.rest, c.term))
-				continue
-			}
 			if !c.keep {
 				s.addCausalFill(c.fill)
 				s.Fills.Once = s.Fills.Once || c.once
@@ -344,6 +334,10 @@ func (m *matcher) resolveCausal(s *draft) (kept bool) {
 			s.Causal = true
 			if s.maskForm == "" {
 				s.maskForm = c.term.Form.causal()
+			}
+			if c.rest != nil {
+				m.addMask(s, viewed(*c.rest, c.term))
+				continue
 			}
 			if !c.keep && !c.band {
 				continue
