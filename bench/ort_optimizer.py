@@ -8,7 +8,7 @@ fits the architecture (unet, vae, gpt2, clip, swin, vit, else bert — the
 generic fusion), num_heads/hidden_size 0 (detect) and opt_level 0 (the Python
 fusions only; higher levels need torch), and
 `onnxscript.rewriter.ort_fusions.optimize_for_ort` (the fusions the dynamo
-exporter's users are pointed to) and `attnopt rewrite --target ort`, counts
+exporter's users are pointed to) and `attnopt rewrite --target ort --min-scores 0`, counts
 the attention ops each one leaves in the graph, and times them. attnopt's
 time includes the process start.
 Usage: python3 bench/ort_optimizer.py [path/to/attnopt [FIXTURE ...]] (only
@@ -76,7 +76,7 @@ def main():
         t_os = time.perf_counter() - t0
         out = os.path.join(tmp, fx["name"] + ".onnx")
         t0 = time.perf_counter()
-        r = subprocess.run([attnopt, "rewrite", path, "--target", "ort", "-o", out, "--quiet"],
+        r = subprocess.run([attnopt, "rewrite", path, "--target", "ort", "--min-scores", "0", "-o", out, "--quiet"],
                            capture_output=True, text=True)
         t_attn = time.perf_counter() - t0
         attn_n = fused_ops(onnx.load(out)) - before if r.returncode == 0 else 0

@@ -14,6 +14,11 @@ type attnSpec struct {
 
 	fmask []float32 // additive mask, or nil
 	fst   [4]int
+	// half: a float16 MultiHeadAttention adds its attention_bias in float16
+	// (score and sum rounded), as this runtime evaluates the fp16 Add of the
+	// graph it replaced; it decides the rows a finite fill leaves
+	// (docs/fully-masked-rows.md)
+	half  bool
 	bmask []bool // true = attend, or nil
 	bst   [4]int
 
@@ -221,7 +226,12 @@ func (sp *attnSpec) scoreOf(b, h, i, j int, dot float32) float64 {
 		s += sp.fillValue
 	}
 	if sp.fmask != nil {
-		s += float64(sp.fmask[b*sp.fst[0]+h*sp.fst[1]+i*sp.fst[2]+j*sp.fst[3]])
+		m := float64(sp.fmask[b*sp.fst[0]+h*sp.fst[1]+i*sp.fst[2]+j*sp.fst[3]])
+		if sp.half {
+			s = half(half(s) + m)
+		} else {
+			s += m
+		}
 	}
 	if math.IsNaN(s) {
 		return math.Inf(-1)
@@ -249,4 +259,11 @@ func sameCausalOff(b, off int) []int {
 		o[i] = off
 	}
 	return o
+}
+
+// half rounds x to the nearest float16.
+func half(x float64) float64 {
+	v := [1]float32{float32(x)}
+	roundHalf(v[:])
+	return float64(v[0])
 }

@@ -320,6 +320,7 @@ func mhaCore(c *opCtx, q, k, v, padMask, attnBias *Tensor, heads int) (*Tensor, 
 		st := bcastStrides(ab.Shape, []int{sp.B, sp.Hq, sp.Nq, sp.Nk})
 		sp.fmask = ab.F
 		copy(sp.fst[:], st)
+		sp.half = q.DType == graph.Float16
 	}
 	o := flashAttention(sp, c.threads)
 	y := headsLast(q.DType, o, sp.B, sp.Hq, sp.Nq, sp.Dv)

@@ -203,6 +203,44 @@ func (d Dim) Add(e Dim) Dim {
 	return Dim{C: 1, Syms: []string{strings.Join(syms, "+")}}
 }
 
+// Sub is d − e when it is representable: both known, e zero, the same
+// dim, or e's terms all among the terms of the sum d ("past+seq" − "past"
+// is "seq": a Range from the cache length to the total one).
+func (d Dim) Sub(e Dim) (Dim, bool) {
+	switch {
+	case d.Unknown || e.Unknown:
+		return UnknownDim, false
+	case d.Static() && e.Static():
+		return D(d.C - e.C), true
+	case e.Static() && e.C == 0:
+		return d, true
+	case d.Equal(e):
+		return D(0), true
+	}
+	rest := sumTerms(d)
+	var c int64
+	for _, t := range sumTerms(e) {
+		if v, err := strconv.ParseInt(t, 10, 64); err == nil {
+			c -= v
+			continue
+		}
+		i := indexOf(rest, t)
+		if i < 0 {
+			return UnknownDim, false
+		}
+		rest = append(rest[:i:i], rest[i+1:]...)
+	}
+	out := D(c)
+	for _, t := range rest {
+		if v, err := strconv.ParseInt(t, 10, 64); err == nil {
+			out = out.Add(D(v))
+		} else {
+			out = out.Add(parseDimParam(t))
+		}
+	}
+	return out, !out.Unknown
+}
+
 // sumTerms splits a dim into the terms of a sum.
 func sumTerms(d Dim) []string {
 	if len(d.Syms) == 1 && d.C == 1 && strings.Contains(d.Syms[0], "+") {

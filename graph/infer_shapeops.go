@@ -702,6 +702,15 @@ func inferRange(c *ictx) {
 			c.setShape(0, dt, Shape{l[0]})
 			return
 		}
+		// arange(past, past + n) (the query positions after a KV cache) has n.
+		s, okS := c.in(0).IntContent()
+		l, okL := c.in(1).IntContent()
+		if okS && okL && ok3 && delta == 1 && len(s) == 1 && len(l) == 1 {
+			if n, ok := l[0].Sub(s[0]); ok {
+				c.setShape(0, dt, Shape{n})
+				return
+			}
+		}
 		c.setShape(0, dt, Shape{UnknownDim})
 		return
 	}

@@ -24,9 +24,10 @@ func TestFixturesCausal(t *testing.T) {
 			default:
 				onlyCausal = false
 			}
-			if a.Bias != "" {
+			if a.Bias != "" && a.Bias != "alibi" {
 				onlyCausal = false // a relative-position bias is an N×N input by design
 			}
+			// ALiBi with causal becomes a per-key term (passes/match/alibi.go)
 		}
 		if wantCausal == 0 {
 			continue
@@ -47,6 +48,10 @@ func TestFixturesCausal(t *testing.T) {
 			if !onlyCausal || len(res.Sites) == 0 {
 				return
 			}
+			planes := map[int][2]graph.Dim{}
+			for _, s := range res.Sites {
+				planes[s.ID] = [2]graph.Dim{s.QLen, s.KVLen}
+			}
 			if _, err := Rewrite(m, Options{Target: "attnopt"}); err != nil {
 				t.Fatal(err)
 			}
@@ -58,11 +63,44 @@ func TestFixturesCausal(t *testing.T) {
 				if r := len(sh); r >= 2 && !isOne(sh[r-2]) && !isOne(sh[r-1]) {
 					t.Errorf("%s reads the mask %q of shape %s", n.Name, n.Input(3).Name, n.Input(3).Type)
 				}
+				id, _ := SiteOf(n)
+				if v := planeInCone(n.Input(3), planes[id]); v != nil {
+					t.Errorf("%s: its mask is computed from %q of shape %s, an (Nq, Nk) plane", n.Name, v.Name, v.Type)
+				}
 			}
 			checked++
 		})
 	}
 	t.Logf("%d causal fixtures rewritten without an N×N mask", checked)
+}
+
+// planeInCone finds a value of the (Nq, Nk) score plane among the tensors a
+// mask is computed from (constants included): none may be, so no N×N mask
+// is built for the fused op.
+func planeInCone(v *graph.Value, plane [2]graph.Dim) *graph.Value {
+	seen := map[*graph.Value]bool{}
+	var walk func(v *graph.Value) *graph.Value
+	walk = func(v *graph.Value) *graph.Value {
+		if v == nil || seen[v] {
+			return nil
+		}
+		seen[v] = true
+		if sh := v.Type.Shape; v.Type.Ranked && len(sh) >= 2 {
+			r := len(sh)
+			if !isOne(sh[r-2]) && !isOne(sh[r-1]) && sh[r-2].Equal(plane[0]) && sh[r-1].Equal(plane[1]) {
+				return v
+			}
+		}
+		if p := v.Producer(); p != nil {
+			for _, in := range p.Inputs {
+				if w := walk(in); w != nil {
+					return w
+				}
+			}
+		}
+		return nil
+	}
+	return walk(v)
 }
 
 func isOne(d graph.Dim) bool { v, ok := d.Value(); return ok && v == 1 }

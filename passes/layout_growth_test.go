@@ -65,6 +65,15 @@ var layoutGrowth = map[string]map[string]int{
 		"sdpa_dead_row": 7, "sdpa_dead_row_dynamo": 5, "sdpa_dead_row_dynamo_op23": 8,
 		"hf_qwen3_leftpad": 17, "hf_qwen3_leftpad_dynamo": 12, "hf_qwen3_leftpad_dynamo_op23": 22,
 		"hf_modernbert_pad": 11, "hf_modernbert_pad_dynamo_op23": 18,
+		// The causal constructions (testdata/export/export_causal.py): the
+		// finfo.min causal plane as above (Optimum, MPT, ALiBi, fp16), the
+		// GQA repeat (Qwen3, Gemma 3) and Gemma 3's band plane.
+		"optimum_gpt2_dynamo": 4, "optimum_gpt2_dynamo_op23": 4, "optimum_neox_dynamo": 5, "optimum_qwen3_dynamo": 7,
+		"hf_mpt": 7, "hf_mpt_dynamo": 8, "hf_mpt_dynamo_op23": 8,
+		"mpt_alibi": 4, "mpt_alibi_dynamo": 8, "mpt_alibi_dynamo_op23": 8,
+		"mpt_alibi_perkey": 6, "mpt_alibi_perkey_dynamo": 8, "mpt_alibi_perkey_dynamo_op23": 8,
+		"gemma3": 22, "gemma3_dynamo": 12, "gemma3_dynamo_op23": 27, "gpt2_sdpa_dynseq_dynamo_op23": 9,
+		"qwen3_fp16_dynamo": 12, "qwen3_fp16_dynamo_op23": 22,
 		// Three unbind adapters per block stay (the model's output-side
 		// rearrange cancels; its Transpose of the packed QKV is re-permuted
 		// once, cleanup_sink.go).

@@ -253,9 +253,9 @@ func NewSiteInfo(s *passes.Site) SiteInfo {
 	for _, n := range s.Nodes {
 		si.Nodes = append(si.Nodes, n.Label())
 	}
-	if s.MaskValue() != nil && s.MaskValue().Type.Ranked {
+	if len(s.Masks) > 0 && s.Masks[0].Shape().Ranked {
 		si.MaskShape = []any{}
-		for _, d := range s.MaskValue().Type.Shape {
+		for _, d := range s.Masks[0].Shape().Shape {
 			if v, ok := d.Value(); ok {
 				si.MaskShape = append(si.MaskShape, v)
 			} else {

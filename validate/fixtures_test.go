@@ -9,6 +9,7 @@ import (
 	"github.com/attnopt/attnopt/eval/ort"
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/passes"
+	"github.com/attnopt/attnopt/passes/match"
 	"github.com/attnopt/attnopt/validate"
 )
 
@@ -73,7 +74,7 @@ func TestFixtureRewritesAgree(t *testing.T) {
 				for _, a := range c.Actions {
 					// A lifted op already in the target's op is kept.
 					// gqa (GroupQueryAttention) takes plain causal sites only.
-					if !a.Fused && !a.Kept && !(target == "gqa" && a.Reason != "") {
+					if !a.Fused && !a.Kept && !(target == "gqa" && a.Reason != "") && !refusedByDesign(target, a) {
 						t.Errorf("site %d (%s) not fused: %s", a.Site.ID, a.Site.Softmax.Label(), a.Reason)
 					}
 				}
@@ -88,6 +89,13 @@ func TestFixtureRewritesAgree(t *testing.T) {
 				// (docs/fully-masked-rows.md), so such originals are judged in
 				// the Go runtime only there.
 				spec := orig.Opset("") >= 23 && hasOp(orig, "Attention") && ortR != nil && versionBefore(ortR.Version(), 1, 31)
+				// ONNX Runtime's CPU runs a float16 chain of ops it has no
+				// float16 kernel for in float32 (it inserts casts), so a row
+				// that sees no key under a finite fill is not the float16
+				// literal row the graph specifies and the fused op keeps
+				// (fill_round, docs/fully-masked-rows.md): judged in the Go
+				// runtime only.
+				spec = spec || target == "attnopt" && roundsRows(rew)
 				if ortR != nil && (target != "attnopt" || customOK) && !spec {
 					runners = append(runners, ortR)
 				}
@@ -102,6 +110,25 @@ func TestFixtureRewritesAgree(t *testing.T) {
 			})
 		}
 	}
+}
+
+// refusedByDesign is a refusal the target states for a site it cannot
+// express: ort's MultiHeadAttention for a causal site after a KV cache
+// (Nq ≠ Nk, Optimum's decoder with past), whose alignment it does not verify.
+func refusedByDesign(target string, a passes.Action) bool {
+	return target == "ort" && a.Reject != nil && a.Reject.Code == match.CodeTarget &&
+		a.Site.Causal && !a.Site.QLen.Equal(a.Site.KVLen)
+}
+
+// roundsRows reports a fused op whose rows that see no key follow float16
+// rounding (fill_round).
+func roundsRows(m *graph.Model) bool {
+	for _, n := range m.Graph.Nodes {
+		if n.AttrInt("fill_round", 0) == 1 {
+			return true
+		}
+	}
+	return false
 }
 
 func hasOp(m *graph.Model, op string) bool {

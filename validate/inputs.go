@@ -7,6 +7,8 @@ package validate
 import (
 	"fmt"
 	"math/rand"
+	"strconv"
+	"strings"
 
 	"github.com/attnopt/attnopt/eval"
 	"github.com/attnopt/attnopt/graph"
@@ -90,13 +92,36 @@ func concreteShape(v *graph.Value, dims map[string]int64) ([]int, error) {
 		switch {
 		case d.Static():
 			shape[i] = int(d.C)
-		case len(d.Syms) == 1 && dims[d.Syms[0]] > 0:
-			shape[i] = int(dims[d.Syms[0]])
+		case len(d.Syms) == 1 && d.C == 1:
+			shape[i] = int(symValue(d.Syms[0], dims))
 		default:
 			shape[i] = DefaultDim
 		}
 	}
 	return shape, nil
+}
+
+// symValue is a symbol's size: its pinned value, DefaultDim, or for an
+// opaque sum ("past+seq", graph.Dim.Add's name and Optimum's
+// attention_mask axis) the sum of its terms' sizes, so a mask spanning the
+// cache and the new tokens is as long as both.
+func symValue(s string, dims map[string]int64) int64 {
+	if x := dims[s]; x > 0 {
+		return x
+	}
+	terms := strings.Split(s, "+")
+	if len(terms) == 1 {
+		return DefaultDim
+	}
+	n := int64(0)
+	for _, t := range terms {
+		if c, err := strconv.ParseInt(t, 10, 64); err == nil {
+			n += c
+		} else {
+			n += symValue(t, dims)
+		}
+	}
+	return n
 }
 
 // fillInts generates an integer input by its role.

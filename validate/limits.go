@@ -28,11 +28,7 @@ func concreteBytes(t graph.Type, dims map[string]int64) int64 {
 		default:
 			v = max(d.C, 1)
 			for _, s := range d.Syms {
-				x := int64(DefaultDim)
-				if dims[s] > 0 {
-					x = dims[s]
-				}
-				if v = mulSat(v, x); v < 0 {
+				if v = mulSat(v, symValue(s, dims)); v < 0 {
 					return -1
 				}
 			}

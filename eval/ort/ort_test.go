@@ -256,7 +256,10 @@ func TestFixtures(t *testing.T) {
 var attention23Rows = map[string]string{
 	"hf_qwen3_leftpad_dynamo_op23":  "Attention-23 returns the mean of V for a fully masked row (spec: zeros)",
 	"hf_modernbert_pad_dynamo_op23": "Attention-23 returns the mean of V for a fully masked row (spec: zeros)",
-	"sdpa_dead_row_dynamo_op23":     "Attention-23 returns the mean of V for a fully masked row (spec: zeros)",
+	// testdata/export/export_causal.py: left-padded, as the decoders above
+	"gemma3_dynamo_op23":           "Attention-23 returns the mean of V for a fully masked row (spec: zeros)",
+	"gpt2_sdpa_dynseq_dynamo_op23": "Attention-23 returns the mean of V for a fully masked row (spec: zeros)",
+	"sdpa_dead_row_dynamo_op23":    "Attention-23 returns the mean of V for a fully masked row (spec: zeros)",
 }
 
 // versionBefore reports whether version "X.Y.Z" is older than major.minor.

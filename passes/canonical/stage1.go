@@ -1,6 +1,8 @@
 package canonical
 
 import (
+	"math"
+
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/passes/emit"
 	"github.com/attnopt/attnopt/passes/match"
@@ -223,13 +225,52 @@ func termBias(e *emit.Emitter, s *match.Match, t match.MaskTerm, dt graph.DType)
 		v = e.BoolToBias(t.Value, t.Inverted, *t.Fill, dt)
 	case t.Kind == match.MaskBool:
 		v = e.BoolToBias(t.Value, t.Inverted, emit.NegInf, dt)
+	case t.KeyRow:
+		v = keyRow(e, t.Value)
 	default:
 		v = t.Value
-		if v.Type.DType != dt && v.Type.DType != graph.Undefined {
-			v = e.Op("Cast", "", []*graph.Value{v}, graph.IntAttr("to", int64(dt)))
+	}
+	if v.Type.DType != dt && v.Type.DType != graph.Undefined {
+		v = e.Op("Cast", "", []*graph.Value{v}, graph.IntAttr("to", int64(dt)))
+	}
+	if t.Ramp != nil {
+		// ALiBi's per-key form: slopes · key positions (passes/match/alibi.go).
+		r := e.Op("Cast", "", []*graph.Value{t.Ramp}, graph.IntAttr("to", int64(dt)))
+		if v = e.Op("Mul", "", []*graph.Value{v, r}); t.NegRamp {
+			v = e.Op("Neg", "", []*graph.Value{v})
 		}
 	}
 	return unview(e, s, t, v)
+}
+
+// keyRow is the last query row of a term, (…, 1, Nk): a new constant for a
+// constant term (the usual case: dynamo folds ALiBi with causal), else a
+// Slice.
+func keyRow(e *emit.Emitter, v *graph.Value) *graph.Value {
+	if c := v.Const; c != nil && len(c.Dims) >= 2 {
+		if row, ok := lastRow(c); ok {
+			return e.G.AddInit(e.Prefix+"/key_row", row)
+		}
+	}
+	return e.Op("Slice", "", []*graph.Value{v, e.I64(-1), e.I64(math.MaxInt64), e.I64(-2)})
+}
+
+// lastRow slices row Nq−1 of every plane of c.
+func lastRow(c *graph.Tensor) (*graph.Tensor, bool) {
+	r := len(c.Dims)
+	rows, cols := c.Dims[r-2], c.Dims[r-1]
+	raw, err := c.Raw()
+	size := c.DType.Bits() / 8
+	if err != nil || size == 0 || int64(len(raw)) != c.Numel()*int64(size) {
+		return nil, false
+	}
+	var out []byte
+	plane, row := rows*cols*int64(size), cols*int64(size)
+	for base := int64(0); base < int64(len(raw)); base += plane {
+		out = append(out, raw[base+plane-row:base+plane]...)
+	}
+	dims := append(append([]int64(nil), c.Dims[:r-2]...), 1, cols)
+	return graph.NewTensor("", c.DType, dims, out), true
 }
 
 // unview brings a term added in a view of the scores whose batch axis is

@@ -458,3 +458,79 @@ func compareTri(p *graph.Node) (tri, bool) {
 	}
 	return tri{}, false
 }
+
+// constBand reads a constant whose last two axes keep exactly the keys
+// i + lo < j ≤ i + hi (a causal sliding window folded into one constant,
+// Gemma 3 under dynamo), the same for every leading index: the causal
+// triangle j ≤ i + hi and the band's lower edge, the complement of
+// j ≤ i + lo. ok is false when either edge never shows, or the upper one
+// is not bottom-right aligned (hi = Nk − Nq).
+func constBand(c *graph.Tensor, keep func(float64) bool) (upper, lower tri, ok bool) {
+	dims := c.Dims
+	if len(dims) < 2 || c.Numel() > maxTriConst || c.Numel() == 0 {
+		return tri{}, tri{}, false
+	}
+	rows, cols := dims[len(dims)-2], dims[len(dims)-1]
+	vals, err := c.Float64s()
+	if err != nil {
+		return tri{}, tri{}, false
+	}
+	var hi, lo int64
+	foundHi, foundLo := false, false
+	for i := int64(0); i < rows; i++ {
+		first, last := int64(-1), int64(-1)
+		for j := int64(0); j < cols; j++ {
+			if keep(vals[i*cols+j]) {
+				if first < 0 {
+					first = j
+				}
+				last = j
+			}
+		}
+		if first < 0 {
+			continue
+		}
+		if !foundHi && last < cols-1 {
+			hi, foundHi = last-i, true
+		}
+		if !foundLo && first > 0 {
+			lo, foundLo = first-1-i, true
+		}
+	}
+	// Only the op's bottom-right causal edge: a symmetric local band
+	// (ModernBERT) stays a mask as it is.
+	if !foundHi || !foundLo || lo >= hi || hi != cols-rows {
+		return tri{}, tri{}, false
+	}
+	plane := rows * cols
+	for base := int64(0); base < int64(len(vals)); base += plane {
+		for i := int64(0); i < rows; i++ {
+			for j := int64(0); j < cols; j++ {
+				if keep(vals[base+i*cols+j]) != (j <= i+hi && j > i+lo) {
+					return tri{}, tri{}, false
+				}
+			}
+		}
+	}
+	return tri{off: graph.D(hi)}, tri{off: graph.D(lo), neg: true}, true
+}
+
+// leafBand reads a constant mask leaf (bool, or a 0/−inf bias) that is a
+// causal triangle and a band's lower edge at once.
+func leafBand(l maskLeaf) (causal, band tri, ok bool) {
+	v := l.v
+	for p := v.Producer(); p != nil && keepsPlane(p); p = v.Producer() {
+		v = p.Input(0)
+	}
+	if v.Const == nil {
+		return tri{}, tri{}, false
+	}
+	keep := func(x float64) bool { return (x != 0) != l.inverted }
+	if l.bias {
+		if !constValues(v.Const, func(x float64) bool { return x == 0 || negInf(x) }) {
+			return tri{}, tri{}, false
+		}
+		keep = func(x float64) bool { return x == 0 }
+	}
+	return constBand(v.Const, keep)
+}

@@ -27,6 +27,15 @@ type causalTerm struct {
 	// keep: the term carries more than the triangle (a constant bias with
 	// relative-position values where it keeps keys) and stays a mask too.
 	keep bool
+	// band: the term is also the site's band (a constant sliding-window
+	// causal mask): it stays a mask unless the window states it.
+	band bool
+	// rest, when set, is the mask the term leaves beside causal when it
+	// fits (an ALiBi bias's per-key row, alibi.go); term stays otherwise.
+	rest *MaskTerm
+	// ramp: not a causal term but an ALiBi ramp whose per-key form holds
+	// once the site is causal (alibi.go); term is the ramp as the graph has it.
+	ramp *alibiRamp
 	// fill is what the term adds to the keys it drops (nil: −inf); once
 	// says it shares that fill with other mask terms of its group.
 	fill *float64
@@ -59,7 +68,7 @@ func biasLeaves(v *graph.Value, depth int) []maskLeaf {
 				}
 				// Where(c, x, −inf): keep x where c; Where(c, −inf, x): where not c.
 				conds := withFill(condLeaves(p.Input(0), i == 1, depth+1), finiteFill(c), p)
-				return append(biasLeaves(p.Input(3-i), depth+1), conds...)
+				return append(nestedFill(biasLeaves(p.Input(3-i), depth+1), p.Input(3-i), c, p), conds...)
 			}
 		}
 	}
@@ -74,6 +83,26 @@ func withFill(ls []maskLeaf, fill *float64, group *graph.Node) []maskLeaf {
 			ls[i].fill = fill
 		}
 		ls[i].group = group
+	}
+	return ls
+}
+
+// nestedFill joins to group the bool leaves of an inner Where(c2, fill, y)
+// that fills like the outer one: Where(c1, f, Where(c2, f, y)) drops a key
+// both drop with f once (llm-foundry's masked_fill of causal, then padding).
+// A constant bias x of Where(c, f, x) that drops with f joins too (dynamo's
+// fold of ALiBi and causal, then padding).
+func nestedFill(ls []maskLeaf, x *graph.Value, fill float64, group *graph.Node) []maskLeaf {
+	inner := x.Producer()
+	for i, l := range ls {
+		switch {
+		case inner != nil && l.group == inner && !l.bias && fillValue(l.fill) == fill:
+			ls[i].group = group
+		case l.group == nil && l.bias && l.v == x && x.Const != nil:
+			if f, ok := dropValue(x.Const); ok && fillValue(f) == fill {
+				ls[i].group = group
+			}
+		}
 	}
 	return ls
 }
@@ -130,6 +159,14 @@ func condLeaves(c *graph.Value, inverted bool, depth int) []maskLeaf {
 		return condLeaves(p.Input(0), inverted, depth+1)
 	case p.Is("Cast") && p.Input(0).Type.DType == graph.Bool && graph.DType(p.AttrInt("to", 0)) == graph.Bool:
 		return condLeaves(p.Input(0), inverted, depth+1)
+	case p.Is("Cast") && graph.DType(p.AttrInt("to", 0)) == graph.Bool:
+		// bool(Where(c, 0, fill)) of an additive mask is true where it
+		// drops (transformers' MPT: eager_mask(…).to(bool)).
+		if w := p.Input(0).Producer(); w != nil && w.Is("Where") {
+			if cond, inv, ok := boolMaskOfWhere(w); ok {
+				return condLeaves(cond, inverted == inv, depth+1)
+			}
+		}
 	}
 	return []maskLeaf{{v: c, inverted: inverted}}
 }
@@ -195,7 +232,8 @@ func (m *matcher) peelCausalLeaves(s *draft, leaves []maskLeaf, term func(maskLe
 	for _, l := range leaves {
 		_, ok1 := leafTri(l)
 		_, ok2 := biasDropTri(l)
-		found = found || ok1 || ok2
+		_, _, ok3 := leafBand(l)
+		found = found || ok1 || ok2 || ok3
 	}
 	if !found {
 		return false
@@ -204,14 +242,33 @@ func (m *matcher) peelCausalLeaves(s *draft, leaves []maskLeaf, term func(maskLe
 		if keepsAll(l) {
 			continue
 		}
+		if t, band, ok := leafBand(l); ok {
+			// Causal and the band in one term: causal when it fits, and a
+			// mask until the window states the band too.
+			s.causalTerms = append(s.causalTerms, causalTerm{t: t, v: l.v, term: term(l), fill: leafFill(l), once: sharesFill(leaves, i), band: true})
+			s.band = &causalTerm{t: band, v: l.v, fill: leafFill(l)}
+			continue
+		}
 		if t, ok := leafTri(l); ok {
 			s.causalTerms = append(s.causalTerms, causalTerm{t: t, v: l.v, term: term(l), fill: leafFill(l), once: sharesFill(leaves, i)})
+			continue
+		}
+		if t, fill, rest, ok := alibiConst(l); ok && l.bias {
+			s.causalTerms = append(s.causalTerms, causalTerm{t: t, v: l.v, term: term(l), fill: fill, once: sharesFill(leaves, i), rest: &rest})
 			continue
 		}
 		if t, ok := biasDropTri(l); ok {
 			// The bias keeps its own fill as a mask; the skipped keys add
 			// nothing more.
 			s.causalTerms = append(s.causalTerms, causalTerm{t: t, v: l.v, term: term(l), keep: true})
+			continue
+		}
+		if r, ok := alibiRampOf(l.v); ok && l.bias {
+			s.causalTerms = append(s.causalTerms, causalTerm{v: l.v, term: term(l), ramp: &r})
+			continue
+		}
+		if r, ok := alibiRowOf(l); ok {
+			s.causalTerms = append(s.causalTerms, causalTerm{v: l.v, term: term(l), ramp: &r})
 			continue
 		}
 		if t, ok := leafPattern(l); ok && t.neg {
@@ -266,6 +323,9 @@ func (m *matcher) peelCausalCond(cond *graph.Value, inverted bool, fill float64,
 // bottom-right alignment Nk − Nq; any other candidate stays a mask term.
 func (m *matcher) resolveCausal(s *draft) (kept bool) {
 	for _, c := range s.causalTerms {
+		if c.ramp != nil {
+			continue
+		}
 		if causalFits(s, c) {
 			if !c.keep {
 				s.addCausalFill(c.fill)
@@ -275,9 +335,24 @@ func (m *matcher) resolveCausal(s *draft) (kept bool) {
 			if s.maskForm == "" {
 				s.maskForm = c.term.Form.causal()
 			}
-			if !c.keep {
+			if c.rest != nil {
+				m.addMask(s, viewed(*c.rest, c.term))
 				continue
 			}
+			if !c.keep && !c.band {
+				continue
+			}
+		}
+		m.addMask(s, c.term)
+		kept = true
+	}
+	for _, c := range s.causalTerms {
+		if c.ramp == nil {
+			continue
+		}
+		if c.ramp.holds(s) {
+			m.addMask(s, viewed(c.ramp.term, c.term))
+			continue
 		}
 		m.addMask(s, c.term)
 		kept = true
@@ -297,6 +372,12 @@ func (m *matcher) resolveCausal(s *draft) (kept bool) {
 	}
 	s.band = nil
 	return kept
+}
+
+// viewed gives t the batch view of the term it stands for.
+func viewed(t, of MaskTerm) MaskTerm {
+	t.BatchView, t.BatchFold = of.BatchView, of.BatchFold
+	return t
 }
 
 // onPlane reports whether a mask term spans the (Nq, Nk) score plane; a term

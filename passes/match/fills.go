@@ -38,6 +38,14 @@ func fillValue(f *float64) float64 {
 	return *f
 }
 
+// dropsKey reports a fill that drops a key from a softmax in type dt:
+// −inf or at most −1e30, or float16's finfo.min (−65504), which dynamo's
+// fp16 exports fill with (every score plus it is exp(·) = 0 in float16
+// next to any kept key).
+func dropsKey(x float64, dt graph.DType) bool {
+	return negInf(x) || dt == graph.Float16 && x <= -65504
+}
+
 // whereFill is the dropping scalar of Where(m, 0, fill) or Where(m, fill, 0).
 func whereFill(w *graph.Node) float64 {
 	x, _ := w.Input(1).Scalar()

@@ -136,10 +136,11 @@ func boolMaskOfWhere(w *graph.Node) (cond *graph.Value, inverted, ok bool) {
 	if !okX || !okY {
 		return nil, false, false
 	}
+	dt := w.Output(0).Type.DType
 	switch {
-	case x == 0 && negInf(y):
+	case x == 0 && dropsKey(y, dt):
 		return w.Input(0), false, true
-	case negInf(x) && y == 0:
+	case dropsKey(x, dt) && y == 0:
 		return w.Input(0), true, true
 	}
 	return nil, false, false

@@ -164,6 +164,36 @@ type MaskTerm struct {
 	// Placeholder marks a term whose Value stage 1 computes (Packed's
 	// mask_index keep condition).
 	Placeholder bool
+	// KeyRow: the term is Value's last query row, (…, 1, Nk); Value
+	// differs from it by a per-row constant on the keys the causal site
+	// keeps, which the softmax ignores (ALiBi folded with causal, alibi.go).
+	KeyRow bool
+	// Ramp, when set, makes the term Value · Ramp (−Value · Ramp with
+	// NegRamp): per-head ALiBi slopes times the key positions, the per-key
+	// form of slopes · (j − i) on a causal site (alibi.go).
+	Ramp    *graph.Value
+	NegRamp bool
+}
+
+// Shape is the shape the term reads as: Value's, with one query row for
+// KeyRow, broadcast with Ramp's.
+func (t MaskTerm) Shape() graph.Type {
+	ty := t.Value.Type
+	if !ty.Ranked {
+		return ty
+	}
+	sh := append(graph.Shape(nil), ty.Shape...)
+	if t.KeyRow && len(sh) >= 2 {
+		sh[len(sh)-2] = graph.D(1)
+	}
+	if t.Ramp != nil {
+		if !t.Ramp.Type.Ranked {
+			return graph.Type{DType: ty.DType}
+		}
+		sh = graph.Broadcast(sh, t.Ramp.Type.Shape)
+	}
+	ty.Shape = sh
+	return ty
 }
 
 // draft is a Match while the rules bind it, with the scratch the rules
