@@ -4,7 +4,7 @@
 # the CUDA 13 nvidia-* wheels; nvcc 13; no network). Reads the bundle that
 # kernels/bench/ort_gpu_bundle.sh made here in .ortgpu/ (ignored by git).
 #
-# Procedure (the device tool sends the tracked tree, ~32 MiB, with each call
+# Procedure (the device tool sends the tracked tree, ~42 MiB, with each call
 # and 64 MiB at most, so each call carries one piece of <= 29 MiB; ignored
 # files stay on a warm machine, which stays warm only 30 s: make the calls
 # back to back). The 1.31.1 bundle is 59 MiB, three pieces of 19.7 MiB:
