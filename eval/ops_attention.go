@@ -59,6 +59,12 @@ func opFlashAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 		return nil, err
 	}
 	sp.scale = float64(c.attrFloat("scale", float32(1/math.Sqrt(float64(sp.Dqk)))))
+	// softcap c > 0: c·tanh(s/c) on the scaled scores, before the mask
+	// (attention_kernel.go's scoreOf).
+	sp.softcap = float64(c.attrFloat("softcap", 0))
+	if !(sp.softcap >= 0) || math.IsInf(sp.softcap, 0) {
+		return nil, fmt.Errorf("softcap %g: must be finite and >= 0", sp.softcap)
+	}
 	if c.attrInt("causal", 0) != 0 {
 		sp.causal = true
 		sp.causalOff = sameCausalOff(sp.B, sp.Nk-sp.Nq)

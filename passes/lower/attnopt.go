@@ -46,6 +46,7 @@ func (attnoptTarget) Lower(e *emit.Emitter, o *canonical.SDPA) (*graph.Value, er
 		ins = append(ins, o.Mask)
 	}
 	attrs := []*graph.Attr{graph.FloatAttr("scale", float32(o.Scale)), graph.IntAttr("causal", canonical.BoolInt(o.Causal))}
+	attrs = append(attrs, canonical.SoftcapAttrs(o.Softcap)...)
 	if o.Window > 0 {
 		attrs = append(attrs, graph.IntAttr("sliding_window", o.Window))
 	}

@@ -144,14 +144,15 @@ func checkFlash(n *graph.Node) error {
 }
 
 var kernelAttrKinds = map[string]graph.AttrKind{
-	"scale": graph.AttrFloat, "causal": graph.AttrInt, "sliding_window": graph.AttrInt,
+	"scale": graph.AttrFloat, "causal": graph.AttrInt, "sliding_window": graph.AttrInt, "softcap": graph.AttrFloat,
 	"spatial_shape": graph.AttrInts, "window": graph.AttrInts, "shift": graph.AttrInts,
 }
 
 // checkKernelAttrs: the attributes as the custom-op library reads them
 // (kernels/src/ort/op_attrs.cpp), which refuses the model otherwise: each of
 // its type, a FLOAT scale finite and > 0 (FlashAttention may omit it),
-// causal 0 or 1, sliding_window >= 0 (> 0 with causal), and
+// causal 0 or 1, sliding_window >= 0 (> 0 with causal), softcap finite
+// and >= 0, and
 // WindowAttention's geometry: 1 to 3 axes, extents and windows >= 1, shift
 // as long, and a token count that fits in an int64. A model holding such
 // an op is refused on load too (runtime.go), before the Go runtime
@@ -162,6 +163,9 @@ func checkKernelAttrs(n *graph.Node) error {
 	}
 	if w := n.AttrInt("sliding_window", 0); w < 0 || (w > 0 && n.AttrInt("causal", 0) != 1) {
 		return fmt.Errorf("sliding_window %d needs causal=1 and a positive size", w)
+	}
+	if c := float64(n.AttrFloat("softcap", 0)); !(c >= 0) || math.IsInf(c, 0) {
+		return fmt.Errorf("softcap %g is not finite and >= 0", c)
 	}
 	sc := n.Attr("scale")
 	switch {
