@@ -107,3 +107,44 @@ func TestSoftcapTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestSoftcapFixtures: the Gemma 2 exports (testdata/export/export_softcap.py)
+// match as softcapped sites, the first layer's with its sliding window where
+// TorchScript's mask shows it, and their attnopt rewrite (a golden) gives
+// the stored PyTorch outputs in the Go runtime and, when found, ONNX Runtime.
+func TestSoftcapFixtures(t *testing.T) {
+	runners, _, customOK := testRunners(t)
+	for name, window := range map[string]int64{"hf_gemma2_softcap": 4, "hf_gemma2_softcap_dynamo": 0} {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join("..", "testdata", "models", name)
+			m, err := graph.Load(filepath.Join(dir, "model.onnx"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := FindSites(m.Graph)
+			if len(res.Sites) != 2 {
+				t.Fatalf("%d sites, want 2", len(res.Sites))
+			}
+			for i, s := range res.Sites {
+				if s.Softcap != 0.5 || !(s.Causal || window == 0) || (i == 0 && s.SlidingWindow != window) {
+					t.Errorf("site %d: softcap %g causal %v window %d; want 0.5, causal, window %d on the first", i, s.Softcap, s.Causal, s.SlidingWindow, window)
+				}
+			}
+			rew, _ := graph.Load(filepath.Join(dir, "model.onnx"))
+			c, err := Rewrite(rew, Options{Target: "attnopt", VerifyEach: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.FusedCount() != 2 {
+				t.Fatalf("fused %d of 2", c.FusedCount())
+			}
+			checkGolden(t, filepath.Join("..", "testdata", "golden", name+"_attnopt.txt"), rew.Dump())
+			data, _ := rew.Marshal()
+			if rew, err = graph.LoadBytes(data, ""); err != nil {
+				t.Fatal(err)
+			}
+			ins, want := loadDataSet(t, m, filepath.Join(dir, "test_data_set_0"))
+			checkStoredOutputs(t, m, rew, ins, want, runners, !customOK)
+		})
+	}
+}
