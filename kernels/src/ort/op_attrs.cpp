@@ -201,6 +201,12 @@ std::string parse_flash_attrs(const AttrLookup& attr, FlashAttrs* out) {
     if (std::isnan(f.f) || f.f == INFINITY) return std::string(name) + " must be -inf or finite";
     (name[0] == 'm' ? out->mask_fill : out->causal_fill) = f.f;
   }
+  const AttrValue c = attr("softcap");
+  if (c.type != AttrType::Absent) {
+    if (c.type != AttrType::Float) return wrong_type("softcap", c.type, "FLOAT");
+    if (!(c.f >= 0.0f) || std::isinf(c.f)) return "softcap " + std::to_string(c.f) + " must be finite and >= 0";
+    out->softcap = c.f;
+  }
   return "";
 }
 
@@ -268,6 +274,7 @@ std::string flash_params_from(const FlashAttrs& a, const InputInfo& q, const Inp
   p->causal_fill = a.causal_fill;
   p->fill_once = a.fill_once ? 1 : 0;
   p->fill_dtype = a.fill_round ? p->dtype : ATTNOPT_F32;
+  p->softcap = a.softcap;
   if (mask.present) {
     if (!mask_kind(mask.type, &p->mask_type))
       return "mask must be bool, float, float16 or bfloat16";

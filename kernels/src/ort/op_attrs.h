@@ -51,6 +51,7 @@ struct FlashAttrs {
   int64_t empty_rows = 0;
   float mask_fill = -INFINITY, causal_fill = -INFINITY;
   bool fill_once = false, fill_round = false;
+  float softcap = 0.0f;  // > 0: c * tanh(s / c) before the mask; 0 = none
 };
 
 struct WindowAttrs {
@@ -60,7 +61,8 @@ struct WindowAttrs {
 
 // Both return "" or why the attributes are refused. Values are range
 // checked here, once per session: scale finite and > 0, causal 0 or 1,
-// sliding_window >= 0 (> 0 needs causal = 1); spatial_shape and window 1 to
+// sliding_window >= 0 (> 0 needs causal = 1), softcap finite and >= 0;
+// spatial_shape and window 1 to
 // 3 entries >= 1 whose geometry is representable (common/window_geometry.h),
 // shift any int of the same length.
 std::string parse_flash_attrs(const AttrLookup& attr, FlashAttrs* out);
