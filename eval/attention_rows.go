@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/opdef"
 )
 
 // Rows with no visible key, as FlashAttention states them (empty_rows,
@@ -19,15 +20,16 @@ type rowSpec struct {
 	round      graph.DType // the literal scores' type; Undefined: float32
 }
 
-func rowSpecOf(c *opCtx, dt graph.DType) rowSpec {
-	neg := float32(math.Inf(-1))
+// rowSpecOf reads the row attributes (internal/opdef checked their
+// ranges).
+func rowSpecOf(vs opdef.Values, dt graph.DType) rowSpec {
 	r := rowSpec{
-		mode:       c.attrInt("empty_rows", 0),
-		maskFill:   c.attrFloat("mask_fill", neg),
-		causalFill: c.attrFloat("causal_fill", neg),
-		once:       c.attrInt("fill_once", 0) == 1,
+		mode:       vs.Int(opdef.AttrEmptyRows),
+		maskFill:   vs.Float(opdef.AttrMaskFill),
+		causalFill: vs.Float(opdef.AttrCausalFill),
+		once:       vs.Int(opdef.AttrFillOnce) == 1,
 	}
-	if c.attrInt("fill_round", 0) == 1 {
+	if vs.Int(opdef.AttrFillRound) == 1 {
 		r.round = dt
 	}
 	return r

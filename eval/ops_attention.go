@@ -3,6 +3,8 @@ package eval
 import (
 	"fmt"
 	"math"
+
+	"github.com/attnopt/attnopt/internal/opdef"
 )
 
 // as4D views a rank-3 (B,N,D) tensor as (B,1,N,D).
@@ -52,29 +54,50 @@ func (sp *attnSpec) outShape(rank int) []int {
 	return []int{sp.B, sp.Hq, sp.Nq, sp.Dv}
 }
 
+// kernelLimits refuses, for attnopt's own ops, what the kernels refuse
+// (internal/opdef): head sizes outside their limit and a mask of a rank
+// the op does not take. The canonical op (passes/canonical/op.go) has no
+// kernel and no such limit.
+func kernelLimits(c *opCtx, op *opdef.Op, sp *attnSpec, mask *Tensor) error {
+	if c.node.Domain != opdef.Domain {
+		return nil
+	}
+	if err := opdef.HeadDims(int64(sp.Dqk), int64(sp.Dv)); err != nil {
+		return err
+	}
+	if m := op.Input("mask"); mask != nil && (len(mask.Shape) < m.MinRank || len(mask.Shape) > m.MaxRank) {
+		return fmt.Errorf("mask must have rank %d..%d, got %v", m.MinRank, m.MaxRank, mask.Shape)
+	}
+	return nil
+}
+
 func opFlashAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
+	vs, err := opdef.FlashAttention.Read(c.node)
+	if err != nil {
+		return nil, err
+	}
 	q, k, v := in[0], in[1], in[2]
 	sp, err := qkvSpec(q, k, v)
 	if err != nil {
 		return nil, err
 	}
-	sp.scale = float64(c.attrFloat("scale", float32(1/math.Sqrt(float64(sp.Dqk)))))
-	// softcap c > 0: c·tanh(s/c) on the scaled scores, before the mask
-	// (attention_kernel.go's scoreOf).
-	sp.softcap = float64(c.attrFloat("softcap", 0))
-	if !(sp.softcap >= 0) || math.IsInf(sp.softcap, 0) {
-		return nil, fmt.Errorf("softcap %g: must be finite and >= 0", sp.softcap)
+	var m *Tensor
+	if len(in) > 3 {
+		m = in[3]
 	}
-	if c.attrInt("causal", 0) != 0 {
+	if err := kernelLimits(c, opdef.FlashAttention, sp, m); err != nil {
+		return nil, err
+	}
+	sp.scale = attnScale(vs, sp)
+	// softcap c > 0: c·tanh(s/c) on the scaled scores, before the mask
+	// (attention_kernel.go's scoreOf); the table checked its range.
+	sp.softcap = float64(vs.Float(opdef.AttrSoftcap))
+	if vs.Int(opdef.AttrCausal) == 1 {
 		sp.causal = true
 		sp.causalOff = sameCausalOff(sp.B, sp.Nk-sp.Nq)
-		sp.window = int(c.attrInt("sliding_window", 0))
+		sp.window = int(vs.Int(opdef.AttrSlidingWindow))
 	}
-	if w := c.attrInt("sliding_window", 0); w < 0 || (w > 0 && !sp.causal) {
-		return nil, fmt.Errorf("sliding_window %d: must be >= 0 and needs causal=1", w)
-	}
-	if len(in) > 3 && in[3] != nil {
-		m := in[3]
+	if m != nil {
 		if len(m.Shape) > 4 {
 			return nil, fmt.Errorf("mask rank %d > 4", len(m.Shape))
 		}
@@ -86,13 +109,18 @@ func opFlashAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 		}
 		sp.setMask(m)
 	}
-	rows := rowSpecOf(c, q.DType)
-	if rows.mode < 0 || rows.mode > 2 {
-		return nil, fmt.Errorf("empty_rows %d: must be 0, 1 or 2", rows.mode)
-	}
+	rows := rowSpecOf(vs, q.DType)
 	o := flashAttention(sp, c.threads)
 	sp.fixRows(rows, o)
 	return []*Tensor{{DType: q.DType, Shape: sp.outShape(len(q.Shape)), F: o}}, nil
+}
+
+// attnScale is the scale attribute, or 1/sqrt(Dqk) when it is absent.
+func attnScale(vs opdef.Values, sp *attnSpec) float64 {
+	if vs.Has(opdef.AttrScale) {
+		return float64(vs.Float(opdef.AttrScale))
+	}
+	return float64(float32(1 / math.Sqrt(float64(sp.Dqk))))
 }
 
 // windowIDs assigns each token of a row-major grid its window number, Swin
@@ -118,29 +146,26 @@ func windowIDs(grid, win, shift []int) ([]int, int) {
 }
 
 func opWindowAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
+	vs, err := opdef.WindowAttention.Read(c.node)
+	if err != nil {
+		return nil, err
+	}
 	q, k, v := in[0], in[1], in[2]
 	sp, err := qkvSpec(q, k, v)
 	if err != nil {
 		return nil, err
 	}
-	grid := toInts(c.attrInts("spatial_shape"))
-	win := toInts(c.attrInts("window"))
-	shift := toInts(c.attrInts("shift"))
-	if shift == nil {
-		shift = make([]int, len(grid))
+	if err := kernelLimits(c, opdef.WindowAttention, sp, nil); err != nil {
+		return nil, err
 	}
-	if len(grid) == 0 || len(grid) > 3 || len(win) != len(grid) || len(shift) != len(grid) {
-		return nil, fmt.Errorf("spatial_shape %v, window %v, shift %v: need 1-3 axes each", grid, win, shift)
-	}
-	for a := range grid {
-		if win[a] <= 0 || grid[a] <= 0 {
-			return nil, fmt.Errorf("window %v over grid %v", win, grid)
-		}
-	}
+	// The table bounds the axes and entries; the grid must hold Q's tokens.
+	grid := toInts(vs.Ints(opdef.AttrSpatialShape))
+	win := toInts(vs.Ints(opdef.AttrWindow))
+	shift := toInts(vs.Ints(opdef.AttrShift))
 	if numel(grid) != sp.Nq || sp.Nq != sp.Nk {
 		return nil, fmt.Errorf("grid %v has %d tokens; Nq=%d Nk=%d", grid, numel(grid), sp.Nq, sp.Nk)
 	}
-	sp.scale = float64(c.attrFloat("scale", float32(1/math.Sqrt(float64(sp.Dqk)))))
+	sp.scale = attnScale(vs, sp)
 	ids, nWin := windowIDs(grid, win, shift)
 	members := make([][]int, nWin)
 	for t, id := range ids {

@@ -125,32 +125,39 @@ type SiteReport struct {
 	ID int `json:"id"`
 	// Subgraph is where a site inside a subgraph attribute lives ("If
 	// n/then_branch"); absent for the main graph's.
-	Subgraph   string          `json:"subgraph,omitempty"`
-	Softmax    string          `json:"softmax"`
-	Variant    string          `json:"variant"`
-	Nodes      []string        `json:"nodes"`
-	Q          string          `json:"q"`
-	K          string          `json:"k"`
-	V          string          `json:"v"`
-	Output     string          `json:"output"`
-	DType      string          `json:"dtype"`
-	Mask       passes.MaskKind `json:"mask"`
-	MaskShape  []any           `json:"mask_shape"`
-	Causal     bool            `json:"causal"`
-	Scale      *float64        `json:"scale"` // null if not finite
-	Shape      SiteShape       `json:"shape"`
-	ScoreBytes *int64          `json:"score_bytes"`
-	FusedBytes *int64          `json:"fused_bytes"`
+	Subgraph  string          `json:"subgraph,omitempty"`
+	Softmax   string          `json:"softmax"`
+	Variant   string          `json:"variant"`
+	Nodes     []string        `json:"nodes"`
+	Q         string          `json:"q"`
+	K         string          `json:"k"`
+	V         string          `json:"v"`
+	Output    string          `json:"output"`
+	DType     string          `json:"dtype"`
+	Mask      passes.MaskKind `json:"mask"`
+	MaskShape []any           `json:"mask_shape"`
+	Causal    bool            `json:"causal"`
+	// SlidingWindow and Rows are the site's typed window and row
+	// semantics (SiteInfo's).
+	SlidingWindow int64     `json:"sliding_window,omitempty"`
+	Rows          *RowsInfo `json:"rows,omitempty"`
+	Scale         *float64  `json:"scale"` // null if not finite
+	Shape         SiteShape `json:"shape"`
+	ScoreBytes    *int64    `json:"score_bytes"`
+	FusedBytes    *int64    `json:"fused_bytes"`
 
-	Status        SiteStatus      `json:"status"`
-	BSoftmax      string          `json:"b_softmax"`
-	Op            string          `json:"op"`
-	FusedNode     string          `json:"fused_node"`
-	Approximation *string         `json:"approximation"`
-	Reason        string          `json:"reason"`
-	BytesBefore   *int64          `json:"bytes_before"`
-	BytesAfter    *int64          `json:"bytes_after"`
-	Validation    *SiteValidation `json:"validation"`
+	Status        SiteStatus `json:"status"`
+	BSoftmax      string     `json:"b_softmax"`
+	Op            string     `json:"op"`
+	FusedNode     string     `json:"fused_node"`
+	Approximation *string    `json:"approximation"`
+	Reason        string     `json:"reason"`
+	// ReasonCode is the kind of a declined site's reason
+	// (passes/match/reject.go); absent otherwise.
+	ReasonCode  string          `json:"reason_code,omitempty"`
+	BytesBefore *int64          `json:"bytes_before"`
+	BytesAfter  *int64          `json:"bytes_after"`
+	Validation  *SiteValidation `json:"validation"`
 }
 
 // SiteShape gives each dim as an integer, or as its symbolic expression
@@ -176,7 +183,7 @@ func newSiteReport(s *passes.Site) SiteReport {
 	si := NewSiteInfo(s)
 	return SiteReport{ID: si.ID, Subgraph: si.Subgraph, Softmax: si.Softmax, Variant: si.Variant, Nodes: nonNil(si.Nodes),
 		Q: si.Q, K: si.K, V: si.V, Output: si.Output, DType: si.DType, Mask: si.Mask, MaskShape: si.MaskShape,
-		Causal: si.Causal, Scale: finite(si.Scale), ScoreBytes: si.ScoreBytes, FusedBytes: si.FusedBytes,
+		Causal: si.Causal, SlidingWindow: si.SlidingWindow, Rows: si.Rows, Scale: finite(si.Scale), ScoreBytes: si.ScoreBytes, FusedBytes: si.FusedBytes,
 		Shape: SiteShape{dimAny(s.Batch), dimAny(s.Heads), dimAny(s.KVHeads), dimAny(s.QLen), dimAny(s.KVLen), dimAny(s.HeadDim), dimAny(s.VHeadDim)}}
 }
 
@@ -590,6 +597,9 @@ func siteReports(match *passes.Result, actions []passes.Action, bMatch *passes.R
 				}
 			case act != nil:
 				sr.Status, sr.Reason, sr.BytesAfter = SiteLeft, act.Reason, sr.ScoreBytes
+				if act.Reject != nil {
+					sr.ReasonCode = act.Reject.Code.String()
+				}
 			case bSites[sr.Softmax] != nil:
 				sr.Status, sr.BytesAfter = SiteUnchanged, sr.ScoreBytes
 				delete(bSites, sr.Softmax)

@@ -4,6 +4,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/attnopt/attnopt/graph"
@@ -70,8 +71,14 @@ type SiteInfo struct {
 	Grid       []int64         `json:"grid"`        // token grid, null for sequences
 	TokenOrder string          `json:"token_order"` // channels_last or channels_first
 	GridProven bool            `json:"grid_proven"`
+	// SlidingWindow is how many keys each query sees under a causal sliding
+	// window (passes.Site's SlidingWindow); absent without one.
+	SlidingWindow int64 `json:"sliding_window,omitempty"`
+	// Rows is what a row that sees no key yields (passes.Site's Rows,
+	// docs/fully-masked-rows.md); absent when every row sees a key.
+	Rows *RowsInfo `json:"rows,omitempty"`
 	// LiftedFrom is the fused op ("domain.Op") a site was lifted from; its
-	// runtime materialises the scores (passes/lift.go). Empty for patterns.
+	// runtime materialises the scores (passes/match/fused.go). Empty for patterns.
 	LiftedFrom string `json:"lifted_from,omitempty"`
 	// CUDA is the site on ONNX Runtime's CUDA EP (cuda.go): inspect's
 	// advice, or the kernel a rewrite's op runs there.
@@ -79,6 +86,33 @@ type SiteInfo struct {
 	// liftedForm is the lifted site's form (passes.LiftedForm), which its
 	// Variant also names.
 	liftedForm string
+}
+
+// RowsInfo is a site's row semantics as typed fields: empty is how a row
+// that sees no key is computed (zero, literal, literal_zero), the fills are
+// what the source adds to dropped keys (null: −inf), fill_once and
+// fill_round how it combined and rounded them, guarded that zeros come from
+// the source's own guard.
+type RowsInfo struct {
+	Empty      string   `json:"empty"`
+	MaskFill   *float64 `json:"mask_fill"`
+	CausalFill *float64 `json:"causal_fill"`
+	FillOnce   bool     `json:"fill_once"`
+	FillRound  bool     `json:"fill_round"`
+	Guarded    bool     `json:"guarded"`
+}
+
+func newRowsInfo(r passes.Rows) *RowsInfo {
+	if r == (passes.Rows{}) {
+		return nil
+	}
+	fill := func(x float64) *float64 {
+		if math.IsInf(x, -1) {
+			return nil
+		}
+		return &x
+	}
+	return &RowsInfo{Empty: r.Empty.String(), MaskFill: fill(r.MaskFill), CausalFill: fill(r.CausalFill), FillOnce: r.Once, FillRound: r.Round, Guarded: r.Guarded}
 }
 
 // Dims gives every dim as text, symbolic ones included ("batch", "2*seq").
@@ -116,11 +150,13 @@ type Rejection struct {
 	Softmax string `json:"softmax"`
 	Op      string `json:"op,omitempty"`
 	At      string `json:"at"`
-	Reason  string `json:"reason"`
+	// Code is the reason's kind (passes/match/reject.go), for tools.
+	Code   string `json:"code"`
+	Reason string `json:"reason"`
 }
 
 func newRejection(r *passes.Reject) Rejection {
-	x := Rejection{Softmax: r.Softmax.Label(), At: r.At, Reason: r.Reason}
+	x := Rejection{Softmax: r.Softmax.Label(), At: r.At, Code: r.Code.String(), Reason: r.Reason}
 	if passes.IsFusedAttention(r.Softmax) {
 		x.Op = passes.OpName(r.Softmax)
 	}
@@ -213,6 +249,7 @@ func NewSiteInfo(s *passes.Site) SiteInfo {
 		HeadDim: dimPtr(s.HeadDim), VHeadDim: dimPtr(s.VHeadDim),
 		Dims:  Dims{s.Batch.String(), s.Heads.String(), s.QLen.String(), s.KVLen.String(), s.HeadDim.String(), s.VHeadDim.String()},
 		DType: s.DType.String(), Mask: s.Mask(), Causal: s.Causal, Scale: s.Scale, Softcap: s.Softcap,
+		SlidingWindow: s.SlidingWindow, Rows: newRowsInfo(s.Rows),
 	}
 	for _, n := range s.Nodes {
 		si.Nodes = append(si.Nodes, n.Label())

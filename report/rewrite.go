@@ -31,6 +31,8 @@ type RewriteSite struct {
 	Node   string `json:"fused_node,omitempty"`
 	Plan   string `json:"plan,omitempty"` // exact, or the approximation
 	Reason string `json:"reason,omitempty"`
+	// ReasonCode is the reason's kind (passes/match/reject.go).
+	ReasonCode string `json:"reason_code,omitempty"`
 	// Warning says why the fused op still materialises the scores in its
 	// runtime; FusedBytes then is the score memory.
 	Warning string `json:"warning,omitempty"`
@@ -48,6 +50,9 @@ func NewRewrite(in, out string, c *passes.Context, saved graph.SaveResult) *Rewr
 		External: ExternalResult{Files: saved.ExternalFiles, Copied: saved.Copied}}
 	for _, a := range c.Actions {
 		rs := RewriteSite{SiteInfo: NewSiteInfo(a.Site), Fused: a.Fused, Op: a.Op, Node: a.Node, Reason: a.Reason}
+		if a.Reject != nil {
+			rs.ReasonCode = a.Reject.Code.String()
+		}
 		if a.Plan != nil {
 			rs.Plan = a.Plan.String()
 			if a.Plan.BytesAfter >= 0 && (a.Plan.Approximate() || a.Warning != "") {

@@ -95,6 +95,9 @@ func writePlans(w io.Writer, c *passes.Context, budgeted bool) {
 		if p.Reason != "" {
 			fmt.Fprintf(w, " — %s", p.Reason)
 		}
+		if p.Approximate() && !a.Fused {
+			fmt.Fprint(w, "; not applied (the site is left as is)")
+		}
 		fmt.Fprintln(w)
 	}
 }

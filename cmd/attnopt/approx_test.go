@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/internal/testgraph"
 )
 
@@ -44,6 +45,34 @@ func TestRewriteApproximations(t *testing.T) {
 		for _, w := range tc.want {
 			if !strings.Contains(stdout, w) {
 				t.Errorf("%v: output lacks %q:\n%s", tc.args, w, stdout)
+			}
+		}
+	}
+}
+
+// Stock ONNX Runtime cannot run attnopt.WindowAttention: --target ort
+// (or onnx) leaves a window-planned site as it is, says why, and writes no
+// attnopt op.
+func TestRewriteWindowOnStockTargetRefused(t *testing.T) {
+	in := writeModel(t, testgraph.SAGAN(23, 16, 16, 16))
+	for _, target := range []string{"ort", "onnx"} {
+		out := in + "." + target + ".onnx"
+		code, stdout, stderr := runCLI("rewrite", in, "-o", out, "--target", target, "--window", "8x8")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s%s", target, code, stdout, stderr)
+		}
+		for _, w := range []string{"left as is: the window plan computes attnopt.WindowAttention", "0 of 1 site(s) fused (target " + target + ")", "not applied"} {
+			if !strings.Contains(stdout, w) {
+				t.Errorf("%s: output lacks %q:\n%s", target, w, stdout)
+			}
+		}
+		m, err := graph.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range m.Graph.Nodes {
+			if strings.HasPrefix(n.Domain, "attnopt") {
+				t.Errorf("%s: wrote %s.%s", target, n.Domain, n.OpType)
 			}
 		}
 	}

@@ -11,7 +11,7 @@ import (
 // or attnopt's custom-op library does: attnopt lifted them into ops that ran,
 // wrote them back, or computed with them, with exit 0. Every command
 // must refuse them as it refuses a malformed file, naming the node
-// (passes/lift_check.go).
+// (passes/schema/runtime.go).
 func FusedCases() []Case {
 	return []Case{
 		fused("Attention-23 past_key heads differ from K", `node "att" (ai.onnx.Attention): "pk" has 4 heads, K and V 2`,
@@ -55,8 +55,10 @@ func FusedCases() []Case {
 			testgraph.Ints("window", 1, 1), testgraph.Ints("shift", 1000, 0)),
 		attnoptOp("FlashAttention whose causal is a FLOAT", "FlashAttention", `attribute "causal" is FLOAT, not INT`,
 			testgraph.Float("scale", 0.5), testgraph.Float("causal", 1)),
-		attnoptOp("FlashAttention whose scale is -1", "FlashAttention", `scale -1: the fused ops take a finite scale > 0`,
+		attnoptOp("FlashAttention whose scale is -1", "FlashAttention", `scale -1 must be finite and > 0`,
 			testgraph.Float("scale", -1)),
+		attnoptOpD("FlashAttention of head size 300", "FlashAttention", 300,
+			`node "hostile" (attnopt.FlashAttention): Q "q" has head size 300: the kernels take 1..256`, testgraph.Float("scale", 0.5)),
 		{Name: "BeamSearch whose decoder has no outputs", Want: `node "beam" (com.microsoft.BeamSearch): decoder has 0 output(s)`,
 			Build: func(dir string) (string, error) {
 				b := testgraph.New(17)
@@ -74,10 +76,15 @@ func FusedCases() []Case {
 
 // attnoptOp is node "hostile", an attnopt op over Q, K, V (1, 1, 4, 4).
 func attnoptOp(name, op, want string, attrs ...*onnxpb.AttributeProto) Case {
+	return attnoptOpD(name, op, 4, want, attrs...)
+}
+
+// attnoptOpD is node "hostile" over Q, K, V (1, 1, 4, d).
+func attnoptOpD(name, op string, d int, want string, attrs ...*onnxpb.AttributeProto) Case {
 	return Case{Name: name, Want: want, Build: func(dir string) (string, error) {
 		b := testgraph.New(17)
 		b.Import("attnopt", 1)
-		q, k, v := b.Input("q", graph.Float32, 1, 1, 4, 4), b.Input("k", graph.Float32, 1, 1, 4, 4), b.Input("v", graph.Float32, 1, 1, 4, 4)
+		q, k, v := b.Input("q", graph.Float32, 1, 1, 4, d), b.Input("k", graph.Float32, 1, 1, 4, d), b.Input("v", graph.Float32, 1, 1, 4, d)
 		b.Output(nodeNamed(b, "hostile", op, "attnopt", []string{q, k, v}, 1, attrs...)[0])
 		return writeBytes(dir, b.Bytes())
 	}}

@@ -5,12 +5,15 @@ PyTorch (tests/abi_check.py) and reused by the GPU check (gpu_check.py).
 """
 import ctypes
 
+# The limits and empty_rows values come from the op table (internal/opdef),
+# through the generated attnopt_ops.py beside this file.
+from attnopt_ops import EMPTY_LITERAL, EMPTY_LITERAL_ZERO, EMPTY_ZERO, HEAD_DIM_MAX, HEAD_DIM_MIN, WINDOW_AXES_MAX  # noqa: F401
+
 F32, F16, BF16 = 0, 1, 2
 MASK_NONE, MASK_BOOL, MASK_F32, MASK_F16, MASK_BF16 = 0, 1, 2, 3, 4
-EMPTY_ZERO, EMPTY_LITERAL, EMPTY_LITERAL_ZERO = 0, 1, 2
 OK = 0
 
-I64x3 = ctypes.c_int64 * 3
+I64x3 = ctypes.c_int64 * WINDOW_AXES_MAX
 I64x4 = ctypes.c_int64 * 4
 
 
@@ -109,10 +112,10 @@ def flash_params(dtype, dims, q, k, v, o, o_stride, scale, causal=False, mask=No
 
 
 def window_params(dtype, dims, q, k, v, o, o_stride, grid, window, shift, scale):
-    """dims = (B, Hq, Hkv, N, Dqk, Dv); grid/window/shift have 1..3 entries."""
+    """dims = (B, Hq, Hkv, N, Dqk, Dv); grid/window/shift have 1..WINDOW_AXES_MAX entries."""
     b, hq, hkv, n, dqk, dv = dims
     nd = len(grid)
-    pad = lambda xs: I64x3(*(list(xs) + [0] * (3 - nd)))
+    pad = lambda xs: I64x3(*(list(xs) + [0] * (WINDOW_AXES_MAX - nd)))
     return WindowParams(dtype, b, hq, hkv, n, dqk, dv, tensor(*q), tensor(*k), tensor(*v), o, I64x4(*o_stride),
                         nd, pad(grid), pad(window), pad(shift), scale)
 

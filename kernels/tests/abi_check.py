@@ -1,6 +1,8 @@
 """Checks the ctypes binding (bench/attnopt_ctypes.py) against the C ABI:
-struct layout from tests/abi_layout, then real calls into the CPU entry points
-on small problems compared with a plain-Python reference.
+struct layout from tests/abi_layout, the op table's limits and empty_rows
+values (bench/attnopt_ops.py, generated from internal/opdef) through the
+params checks, then real calls into the CPU entry points on small problems
+compared with a plain-Python reference.
 Usage: abi_check.py LIBATTNOPT ABI_LAYOUT_EXE"""
 import array
 import ctypes
@@ -126,9 +128,37 @@ def window_call(lib):
     check(err < 1e-5, f"window rel err {err}")
 
 
+def limits(lib):
+    """The params checks accept the table's head sizes and empty_rows values and refuse one past them."""
+    n = 0
+    for dqk, dv, ok in [(ac.HEAD_DIM_MIN, ac.HEAD_DIM_MIN, True), (ac.HEAD_DIM_MAX, ac.HEAD_DIM_MAX, True),
+                        (ac.HEAD_DIM_MAX + 1, 4, False), (4, ac.HEAD_DIM_MAX + 1, False), (ac.HEAD_DIM_MIN - 1, 4, False)]:
+        p = ac.flash_params(ac.F32, (1, 1, 1, 0, 0, dqk, dv), (None, (0,) * 4), (None, (0,) * 4), (None, (0,) * 4),
+                            None, (0,) * 4, 1.0)
+        got = lib.attnopt_flash_params_check(ctypes.byref(p)) == ac.OK
+        check(got == ok, f"flash params check of Dqk {dqk} Dv {dv}: {got}, want {ok}")
+        buf = (ctypes.c_float * 4)()
+        w = ac.window_params(ac.F32, (1, 1, 1, 1, dqk, dv), (ctypes.addressof(buf), (0,) * 4),
+                             (ctypes.addressof(buf), (0,) * 4), (ctypes.addressof(buf), (0,) * 4),
+                             ctypes.addressof(buf), (0,) * 4, (1,), (1,), (0,), 1.0)
+        got = lib.attnopt_window_params_check(ctypes.byref(w)) == ac.OK
+        check(got == ok, f"window params check of Dqk {dqk} Dv {dv}: {got}, want {ok}")
+        n += 2
+    modes = [ac.EMPTY_ZERO, ac.EMPTY_LITERAL, ac.EMPTY_LITERAL_ZERO]
+    for mode in modes + [max(modes) + 1, min(modes) - 1]:
+        p = ac.flash_params(ac.F32, (1, 1, 1, 0, 0, 4, 4), (None, (0,) * 4), (None, (0,) * 4), (None, (0,) * 4),
+                            None, (0,) * 4, 1.0)
+        p.empty_rows, p.mask_fill, p.causal_fill = mode, -math.inf, -math.inf
+        got = lib.attnopt_flash_params_check(ctypes.byref(p)) == ac.OK
+        check(got == (mode in modes), f"flash params check of empty_rows {mode}: {got}")
+        n += 1
+    print(f"limits: {n} params checks against the op table")
+
+
 def main():
     lib = ac.load(sys.argv[1])
     layout(sys.argv[2])
+    limits(lib)
     flash_call(lib)
     flash_call(lib, softcap=0.3)
     window_call(lib)

@@ -40,6 +40,7 @@ import (
 	"math"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/opdef"
 	"github.com/attnopt/attnopt/passes/emit"
 	"github.com/attnopt/attnopt/passes/match"
 	"github.com/attnopt/attnopt/passes/schema"
@@ -80,15 +81,15 @@ func IsCanonical(n *graph.Node) bool {
 func Of(n *graph.Node) *SDPA {
 	o := &SDPA{
 		Node: n, Q: n.Input(0), K: n.Input(1), V: n.Input(2), Mask: n.Input(3),
-		Scale:   float64(n.AttrFloat("scale", 1)),
-		Softcap: float64(n.AttrFloat("softcap", 0)),
-		Causal:  n.AttrInt("causal", 0) == 1,
-		Window:  n.AttrInt("sliding_window", 0),
+		Scale:   float64(n.AttrFloat(opdef.AttrScale, 1)),
+		Softcap: float64(n.AttrFloat(opdef.AttrSoftcap, 0)),
+		Causal:  n.AttrInt(opdef.AttrCausal, 0) == 1,
+		Window:  n.AttrInt(opdef.AttrSlidingWindow, 0),
 		Rows:    RowsOf(n),
 		Site:    int(n.AttrInt("site", -1)),
 	}
 	if n.OpType == WindowOp {
-		o.Spatial = &Spatial{Grid: n.AttrInts("spatial_shape"), Window: n.AttrInts("window"), Shift: n.AttrInts("shift")}
+		o.Spatial = &Spatial{Grid: n.AttrInts(opdef.AttrSpatialShape), Window: n.AttrInts(opdef.AttrWindow), Shift: n.AttrInts(opdef.AttrShift)}
 	}
 	return o
 }
@@ -99,10 +100,10 @@ func EmitSDPA(e *emit.Emitter, site int, q, k, v, mask *graph.Value, scale, soft
 	if mask != nil {
 		ins = append(ins, mask)
 	}
-	attrs := []*graph.Attr{graph.FloatAttr("scale", float32(scale)), graph.IntAttr("causal", BoolInt(causal))}
+	attrs := []*graph.Attr{graph.FloatAttr(opdef.AttrScale, float32(scale)), graph.IntAttr(opdef.AttrCausal, BoolInt(causal))}
 	attrs = append(attrs, SoftcapAttrs(softcap)...)
 	if window > 0 {
-		attrs = append(attrs, graph.IntAttr("sliding_window", window))
+		attrs = append(attrs, graph.IntAttr(opdef.AttrSlidingWindow, window))
 	}
 	attrs = append(attrs, RowsAttrs(rows)...)
 	if rows.Guarded {
@@ -115,8 +116,8 @@ func EmitSDPA(e *emit.Emitter, site int, q, k, v, mask *graph.Value, scale, soft
 // EmitWindowed adds the window plan's canonical node.
 func EmitWindowed(e *emit.Emitter, site int, q, k, v *graph.Value, scale float64, sp Spatial) *graph.Value {
 	return e.Op(WindowOp, Domain, []*graph.Value{q, k, v},
-		graph.IntsAttr("spatial_shape", sp.Grid), graph.IntsAttr("window", sp.Window),
-		graph.IntsAttr("shift", sp.Shift), graph.FloatAttr("scale", float32(scale)), graph.IntAttr("site", int64(site)))
+		graph.IntsAttr(opdef.AttrSpatialShape, sp.Grid), graph.IntsAttr(opdef.AttrWindow, sp.Window),
+		graph.IntsAttr(opdef.AttrShift, sp.Shift), graph.FloatAttr(opdef.AttrScale, float32(scale)), graph.IntAttr("site", int64(site)))
 }
 
 // SoftcapAttrs is the softcap attribute as the canonical op and
@@ -125,7 +126,7 @@ func SoftcapAttrs(c float64) []*graph.Attr {
 	if c == 0 {
 		return nil
 	}
-	return []*graph.Attr{graph.FloatAttr("softcap", float32(c))}
+	return []*graph.Attr{graph.FloatAttr(opdef.AttrSoftcap, float32(c))}
 }
 
 // BoolInt is 1 for true.
@@ -142,18 +143,18 @@ func RowsAttrs(r match.Rows) []*graph.Attr {
 	if !r.Literal() {
 		return nil
 	}
-	as := []*graph.Attr{graph.IntAttr("empty_rows", int64(r.Empty))}
+	as := []*graph.Attr{graph.IntAttr(opdef.AttrEmptyRows, int64(r.Empty))}
 	if !math.IsInf(r.MaskFill, -1) {
-		as = append(as, graph.FloatAttr("mask_fill", float32(r.MaskFill)))
+		as = append(as, graph.FloatAttr(opdef.AttrMaskFill, float32(r.MaskFill)))
 	}
 	if !math.IsInf(r.CausalFill, -1) {
-		as = append(as, graph.FloatAttr("causal_fill", float32(r.CausalFill)))
+		as = append(as, graph.FloatAttr(opdef.AttrCausalFill, float32(r.CausalFill)))
 	}
 	if r.Once {
-		as = append(as, graph.IntAttr("fill_once", 1))
+		as = append(as, graph.IntAttr(opdef.AttrFillOnce, 1))
 	}
 	if r.Round {
-		as = append(as, graph.IntAttr("fill_round", 1))
+		as = append(as, graph.IntAttr(opdef.AttrFillRound, 1))
 	}
 	return as
 }
@@ -162,11 +163,11 @@ func RowsAttrs(r match.Rows) []*graph.Attr {
 func RowsOf(n *graph.Node) match.Rows {
 	neg := float32(math.Inf(-1))
 	return match.Rows{
-		Empty:      match.EmptyRows(n.AttrInt("empty_rows", 0)),
-		MaskFill:   float64(n.AttrFloat("mask_fill", neg)),
-		CausalFill: float64(n.AttrFloat("causal_fill", neg)),
-		Once:       n.AttrInt("fill_once", 0) == 1,
-		Round:      n.AttrInt("fill_round", 0) == 1,
+		Empty:      match.EmptyRows(n.AttrInt(opdef.AttrEmptyRows, 0)),
+		MaskFill:   float64(n.AttrFloat(opdef.AttrMaskFill, neg)),
+		CausalFill: float64(n.AttrFloat(opdef.AttrCausalFill, neg)),
+		Once:       n.AttrInt(opdef.AttrFillOnce, 0) == 1,
+		Round:      n.AttrInt(opdef.AttrFillRound, 0) == 1,
 		Guarded:    n.AttrInt("zero_rows", 0) == 1,
 	}
 }

@@ -2,6 +2,7 @@ package lower
 
 import (
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/opdef"
 	"github.com/attnopt/attnopt/passes/canonical"
 	"github.com/attnopt/attnopt/passes/emit"
 	"github.com/attnopt/attnopt/passes/match"
@@ -13,10 +14,12 @@ type attnoptTarget struct{}
 
 func init() { registerTarget(attnoptTarget{}) }
 
-func (attnoptTarget) Name() string                          { return "attnopt" }
-func (attnoptTarget) Op() string                            { return "attnopt.FlashAttention" }
-func (attnoptTarget) WindowOp() string                      { return "attnopt.WindowAttention" }
-func (attnoptTarget) Import() graph.Opset                   { return graph.Opset{Domain: "attnopt", Version: 1} }
+func (attnoptTarget) Name() string     { return "attnopt" }
+func (attnoptTarget) Op() string       { return opdef.FlashAttention.FullName() }
+func (attnoptTarget) WindowOp() string { return opdef.WindowAttention.FullName() }
+func (attnoptTarget) Import() graph.Opset {
+	return graph.Opset{Domain: opdef.Domain, Version: opdef.Version}
+}
 func (attnoptTarget) CheckModel(m *graph.Model) error       { return nil }
 func (attnoptTarget) Materialises(o *canonical.SDPA) string { return "" }
 func (attnoptTarget) OnCUDA(o *canonical.SDPA) CUDAPath {
@@ -24,12 +27,30 @@ func (attnoptTarget) OnCUDA(o *canonical.SDPA) CUDAPath {
 }
 func (attnoptTarget) Owns(n *graph.Node) bool { return n.Domain == "attnopt" }
 
+// Accept refuses what the kernels would refuse at run time (internal/opdef,
+// docs/ops.md): Q's type, a static head size outside the kernels' limit
+// (CodeLimit), and a mask of a type or rank FlashAttention does not take.
+// The site is then left as it was, with the reason.
 func (attnoptTarget) Accept(o *canonical.SDPA) error {
-	switch o.DType() {
-	case graph.Float32, graph.Float16, graph.BFloat16:
-		return nil
+	op := opdef.FlashAttention
+	if q := op.Input("Q"); !q.Takes(o.DType()) {
+		return match.Rejectf(match.CodeTarget, o.Q, "FlashAttention takes %s, not %s", opdef.TypesText(q.Types), o.DType())
 	}
-	return match.Rejectf(match.CodeTarget, o.Q, "%s", "FlashAttention takes float32, float16 or bfloat16, not "+o.DType().String())
+	dqk, ok1 := o.HeadDim().Value()
+	dv, ok2 := o.VHeadDim().Value()
+	if (ok1 && !opdef.HeadDimOK(dqk)) || (ok2 && !opdef.HeadDimOK(dv)) {
+		return match.Rejectf(match.CodeLimit, o.Q, "head sizes Dqk %s, Dv %s: attnopt's kernels take %d..%d (use --target ort)",
+			o.HeadDim(), o.VHeadDim(), opdef.HeadDimMin, opdef.HeadDimMax)
+	}
+	if m := op.Input("mask"); o.Mask != nil && o.Mask.Type.Ranked {
+		if dt := o.Mask.Type.DType; dt != graph.Undefined && !m.Takes(dt) {
+			return match.Rejectf(match.CodeTarget, o.Mask, "FlashAttention's mask is %s, not %s", opdef.TypesText(m.Types), dt)
+		}
+		if r := o.Mask.Type.Rank(); r < m.MinRank || r > m.MaxRank {
+			return match.Rejectf(match.CodeTarget, o.Mask, "a mask of rank %d: FlashAttention takes rank %d..%d", r, m.MinRank, m.MaxRank)
+		}
+	}
+	return nil
 }
 
 // Lower: FlashAttention is the canonical op's semantics, operand for
@@ -37,19 +58,19 @@ func (attnoptTarget) Accept(o *canonical.SDPA) error {
 // WindowAttention the window plan's.
 func (attnoptTarget) Lower(e *emit.Emitter, o *canonical.SDPA) (*graph.Value, error) {
 	if sp := o.Spatial; sp != nil {
-		return e.Op("WindowAttention", "attnopt", []*graph.Value{o.Q, o.K, o.V},
-			graph.IntsAttr("spatial_shape", sp.Grid), graph.IntsAttr("window", sp.Window),
-			graph.IntsAttr("shift", sp.Shift), graph.FloatAttr("scale", float32(o.Scale))), nil
+		return e.Op(opdef.WindowAttention.Name, opdef.Domain, []*graph.Value{o.Q, o.K, o.V},
+			graph.IntsAttr(opdef.AttrSpatialShape, sp.Grid), graph.IntsAttr(opdef.AttrWindow, sp.Window),
+			graph.IntsAttr(opdef.AttrShift, sp.Shift), graph.FloatAttr(opdef.AttrScale, float32(o.Scale))), nil
 	}
 	ins := []*graph.Value{o.Q, o.K, o.V}
 	if o.Mask != nil {
 		ins = append(ins, o.Mask)
 	}
-	attrs := []*graph.Attr{graph.FloatAttr("scale", float32(o.Scale)), graph.IntAttr("causal", canonical.BoolInt(o.Causal))}
+	attrs := []*graph.Attr{graph.FloatAttr(opdef.AttrScale, float32(o.Scale)), graph.IntAttr(opdef.AttrCausal, canonical.BoolInt(o.Causal))}
 	attrs = append(attrs, canonical.SoftcapAttrs(o.Softcap)...)
 	if o.Window > 0 {
-		attrs = append(attrs, graph.IntAttr("sliding_window", o.Window))
+		attrs = append(attrs, graph.IntAttr(opdef.AttrSlidingWindow, o.Window))
 	}
 	attrs = append(attrs, canonical.RowsAttrs(o.Rows)...)
-	return e.Op("FlashAttention", "attnopt", ins, attrs...), nil
+	return e.Op(opdef.FlashAttention.Name, opdef.Domain, ins, attrs...), nil
 }

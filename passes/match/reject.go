@@ -49,10 +49,13 @@ const (
 	// Stage 1 cannot build the site (an intermediate read elsewhere, a
 	// symbolic view of a mask term).
 	CodeBuild
+	// A size the target's kernels refuse: a head size outside the limit of
+	// internal/opdef's table (1..256).
+	CodeLimit
 )
 
 var codeNames = [...]string{"", "softmax_axis", "intermediate", "overlap", "score_chain", "scale", "mask", "causal",
-	"view", "product", "shape", "unsupported", "runtime", "target", "plan", "build"}
+	"view", "product", "shape", "unsupported", "runtime", "target", "plan", "build", "limit"}
 
 // String is the code's JSON spelling.
 func (c Code) String() string {

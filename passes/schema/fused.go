@@ -10,6 +10,7 @@ import (
 	"math"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/opdef"
 )
 
 // Checked schemas of the fused ops rewrites write: each check reads the
@@ -143,51 +144,46 @@ func checkFlash(n *graph.Node) error {
 	return checkMaskBroadcast(n.Input(3), full)
 }
 
-var kernelAttrKinds = map[string]graph.AttrKind{
-	"scale": graph.AttrFloat, "causal": graph.AttrInt, "sliding_window": graph.AttrInt, "softcap": graph.AttrFloat,
-	"spatial_shape": graph.AttrInts, "window": graph.AttrInts, "shift": graph.AttrInts,
-}
+// The canonical ops (passes/canonical, a floor above) share these checks:
+// SDPA FlashAttention's, WindowSDPA WindowAttention's.
+const (
+	canonicalDomain   = "attnopt.internal"
+	canonicalWindowOp = "WindowSDPA"
+)
 
 // checkKernelAttrs: the attributes as the custom-op library reads them
-// (kernels/src/ort/op_attrs.cpp), which refuses the model otherwise: each of
-// its type, a FLOAT scale finite and > 0 (FlashAttention may omit it),
-// causal 0 or 1, sliding_window >= 0 (> 0 with causal), softcap finite
-// and >= 0, and
-// WindowAttention's geometry: 1 to 3 axes, extents and windows >= 1, shift
-// as long, and a token count that fits in an int64. A model holding such
-// an op is refused on load too (runtime.go), before the Go runtime
+// (kernels/src/ort/op_attrs.cpp), which refuses the model otherwise: the
+// types, defaults and ranges of internal/opdef's table (docs/ops.md; a
+// scale finite and > 0 as a float32, as ScaleProblem says), a scale on the
+// canonical op (stage 1 always writes one), and WindowAttention's token
+// count within 2^63 and equal to Q's. attnopt's own ops must also keep
+// within the kernels' static limits (checkKernelLimits). A model holding
+// such an op is refused on load too (runtime.go), before the Go runtime
 // would compute with it.
 func checkKernelAttrs(n *graph.Node) error {
-	if err := attrKinds(n, kernelAttrKinds); err != nil {
+	def := opdef.FlashAttention
+	if n.OpType == opdef.WindowAttention.Name || n.OpType == canonicalWindowOp {
+		def = opdef.WindowAttention
+	}
+	vs, err := def.Read(n)
+	if err != nil {
 		return err
 	}
-	if w := n.AttrInt("sliding_window", 0); w < 0 || (w > 0 && n.AttrInt("causal", 0) != 1) {
-		return fmt.Errorf("sliding_window %d needs causal=1 and a positive size", w)
-	}
-	if c := float64(n.AttrFloat("softcap", 0)); !(c >= 0) || math.IsInf(c, 0) {
-		return fmt.Errorf("softcap %g is not finite and >= 0", c)
-	}
-	sc := n.Attr("scale")
-	switch {
-	case sc == nil && n.OpType == "FlashAttention":
-	case sc == nil || sc.Kind != graph.AttrFloat:
+	if n.Domain == canonicalDomain && !vs.Has(opdef.AttrScale) {
 		return fmt.Errorf("needs a FLOAT scale")
-	case ScaleProblem(float64(sc.F)) != "":
-		return fmt.Errorf("%s", ScaleProblem(float64(sc.F)))
 	}
-	if c := n.AttrInt("causal", 0); c != 0 && c != 1 {
-		return fmt.Errorf("causal %d is not 0 or 1", c)
+	if n.Domain == opdef.Domain {
+		if err := checkKernelLimits(n, def); err != nil {
+			return err
+		}
 	}
-	if n.OpType != "WindowAttention" {
+	if def != opdef.WindowAttention {
 		return nil
 	}
-	grid, win, shift := n.AttrInts("spatial_shape"), n.AttrInts("window"), n.AttrInts("shift")
-	if len(grid) < 1 || len(grid) > 3 || len(win) != len(grid) || (n.Attr("shift") != nil && len(shift) != len(grid)) {
-		return fmt.Errorf("spatial_shape %v, window %v, shift %v: want 1 to 3 axes, each given once", grid, win, shift)
-	}
+	grid, win := vs.Ints(opdef.AttrSpatialShape), vs.Ints(opdef.AttrWindow)
 	tokens := int64(1)
-	for i, g := range grid {
-		if g < 1 || win[i] < 1 || tokens > math.MaxInt64/g {
+	for _, g := range grid {
+		if tokens > math.MaxInt64/g {
 			return fmt.Errorf("spatial_shape %v with window %v is not a grid of windows >= 1 within 2^63 tokens", grid, win)
 		}
 		tokens *= g
@@ -195,6 +191,33 @@ func checkKernelAttrs(n *graph.Node) error {
 	if q := n.Input(0); q != nil && q.Type.Ranked && len(q.Type.Shape) >= 2 {
 		if d, ok := q.Type.Shape[len(q.Type.Shape)-2].Value(); ok && d != tokens {
 			return fmt.Errorf("spatial_shape %v has %d tokens, Q %q %d", grid, tokens, q.Name, d)
+		}
+	}
+	return nil
+}
+
+// checkKernelLimits: what the kernels refuse of an op's static types and
+// shapes (internal/opdef): each input's element type and rank, and head
+// sizes outside opdef.HeadDimMin..HeadDimMax. Symbolic dims pass; the
+// library checks them at run time.
+func checkKernelLimits(n *graph.Node, def *opdef.Op) error {
+	for i, in := range def.Inputs {
+		v := n.Input(i)
+		if v == nil || !v.Type.Ranked {
+			continue
+		}
+		if dt := v.Type.DType; dt != graph.Undefined && !in.Takes(dt) {
+			return fmt.Errorf("%s %q is %s: %s takes %s", in.Name, v.Name, dt, def.Name, opdef.TypesText(in.Types))
+		}
+		if r := v.Type.Rank(); r < in.MinRank || r > in.MaxRank {
+			return fmt.Errorf("%s %q has rank %d: %s takes %d..%d", in.Name, v.Name, r, def.Name, in.MinRank, in.MaxRank)
+		}
+	}
+	for _, i := range []int{0, 2} { // Q's head size is K's (qkv checks it)
+		if v := n.Input(i); v != nil && v.Type.Ranked && v.Type.Rank() > 0 {
+			if d, ok := v.Type.Shape[v.Type.Rank()-1].Value(); ok && !opdef.HeadDimOK(d) {
+				return fmt.Errorf("%s %q has head size %d: the kernels take %d..%d", def.Inputs[i].Name, v.Name, d, opdef.HeadDimMin, opdef.HeadDimMax)
+			}
 		}
 	}
 	return nil

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attnopt_limits.h" /* generated from internal/opdef: head sizes, axes */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -66,8 +68,8 @@ typedef struct attnopt_flash_params {
   int64_t heads_kv;   /* Hkv; query head h reads kv head h / (Hq / Hkv) */
   int64_t len_q;      /* Nq */
   int64_t len_k;      /* Nk */
-  int64_t dim_qk;     /* Dqk, 1..256 */
-  int64_t dim_v;      /* Dv, 1..256 */
+  int64_t dim_qk;     /* Dqk, ATTNOPT_HEAD_DIM_MIN..ATTNOPT_HEAD_DIM_MAX */
+  int64_t dim_v;      /* Dv, the same range */
   attnopt_tensor q, k, v;
   void* o;            /* written, (B, Hq, Nq, Dv) through o_stride */
   int64_t o_stride[4];
@@ -115,10 +117,10 @@ typedef struct attnopt_window_params {
   attnopt_tensor q, k, v;
   void* o;
   int64_t o_stride[4];
-  int ndim;           /* 1, 2 or 3 spatial axes */
-  int64_t grid[3];    /* spatial_shape, tokens row-major over it */
-  int64_t window[3];  /* window extent per axis, >= 1 */
-  int64_t shift[3];   /* cyclic shift per axis (Swin's torch.roll by -shift) */
+  int ndim;           /* 1 to ATTNOPT_WINDOW_AXES_MAX (3) spatial axes */
+  int64_t grid[ATTNOPT_WINDOW_AXES_MAX];    /* spatial_shape, tokens row-major over it */
+  int64_t window[ATTNOPT_WINDOW_AXES_MAX];  /* window extent per axis, >= 1 */
+  int64_t shift[ATTNOPT_WINDOW_AXES_MAX];   /* cyclic shift per axis (Swin's torch.roll by -shift) */
   float scale;
 } attnopt_window_params;
 

@@ -33,7 +33,11 @@ bool valid_heads(int64_t b, int64_t hq, int64_t hkv) {
   return b >= 1 && hq >= 1 && hkv >= 1 && hq % hkv == 0 && attnopt::mul_within(b, hq, attnopt::kInt64Max, &bh);
 }
 
-bool valid_dims(int64_t dqk, int64_t dv) { return dqk >= 1 && dqk <= 256 && dv >= 1 && dv <= 256; }
+// The head sizes the kernels take (attnopt_limits.h, from internal/opdef).
+bool valid_dims(int64_t dqk, int64_t dv) {
+  return dqk >= ATTNOPT_HEAD_DIM_MIN && dqk <= ATTNOPT_HEAD_DIM_MAX && dv >= ATTNOPT_HEAD_DIM_MIN &&
+         dv <= ATTNOPT_HEAD_DIM_MAX;
+}
 
 // The scores are scale * Q.K: a scale that is not a finite positive number
 // has no attention meaning (ONNX Attention refuses it too).

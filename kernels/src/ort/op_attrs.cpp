@@ -1,10 +1,12 @@
 #include "ort/op_attrs.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "common/checked.h"
 #include "common/window_geometry.h"
+#include "ort/op_table.h"
 
 namespace attnopt_ort {
 namespace {
@@ -25,29 +27,98 @@ std::string wrong_type(const char* name, AttrType got, const char* wanted) {
   return std::string("attribute '") + name + "' is " + attr_type_name(got) + ", not " + wanted;
 }
 
-bool valid_scale(float s) { return std::isfinite(s) && s > 0.0f; }
+using op_table::FloatRule;
+using op_table::Kind;
 
-std::string scale_range(float s) { return "scale " + std::to_string(s) + " must be finite and > 0"; }
-
-// An optional INT attribute: absent gives def; any other type is refused.
-std::string optional_int(const AttrLookup& attr, const char* name, int64_t def, int64_t* out) {
-  const AttrValue v = attr(name);
-  if (v.type == AttrType::Absent) {
-    *out = def;
-    return "";
+const char* kind_name(Kind k) {
+  switch (k) {
+    case Kind::Int: return "INT";
+    case Kind::Float: return "FLOAT";
+    case Kind::Ints: return "INTS";
   }
-  if (v.type != AttrType::Int) return wrong_type(name, v.type, "INT");
-  *out = v.i;
-  return "";
+  return "?";
 }
 
-// A required INTS attribute with 1 to 3 entries.
-std::string axes_list(const AttrLookup& attr, const char* name, std::vector<int64_t>* out) {
-  const AttrValue v = attr(name);
-  if (v.type == AttrType::Absent) return std::string("the INTS attribute '") + name + "' is required";
-  if (v.type != AttrType::Ints) return wrong_type(name, v.type, "INTS of 1 to 3 entries");
-  if (v.ints.empty() || v.ints.size() > 3) return std::string(name) + " " + list_str(v.ints) + " must have 1 to 3 entries";
-  *out = v.ints;
+AttrType attr_type(Kind k) {
+  switch (k) {
+    case Kind::Int: return AttrType::Int;
+    case Kind::Float: return AttrType::Float;
+    case Kind::Ints: return AttrType::Ints;
+  }
+  return AttrType::Absent;
+}
+
+// A float as the Go messages write it: -1, 0.5, inf, nan.
+std::string float_str(float f) {
+  if (std::isnan(f)) return "nan";
+  if (std::isinf(f)) return f > 0 ? "inf" : "-inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(f));
+  // The shortest of %.6g..%.9g that reads back as f, as Go's 'g' -1.
+  for (int p = 6; p <= 9; ++p) {
+    char t[32];
+    std::snprintf(t, sizeof t, "%.*g", p, static_cast<double>(f));
+    if (std::strtof(t, nullptr) == f) return t;
+  }
+  return buf;
+}
+
+bool float_ok(FloatRule r, float f) {
+  switch (r) {
+    case FloatRule::FinitePositive: return std::isfinite(f) && f > 0.0f;
+    case FloatRule::FiniteOrNegInf: return !std::isnan(f) && f != INFINITY;
+    case FloatRule::FiniteNonNegative: return std::isfinite(f) && f >= 0.0f;
+    case FloatRule::Any: return true;
+  }
+  return false;
+}
+
+// Reads every attribute of an op's table (op_table.h, generated from
+// internal/opdef) into out, the default where one is absent; "" or why
+// the node is refused, with the Go runtime's rules and words.
+template <size_t N>
+std::string parse_table(const AttrLookup& attr, const op_table::Attr (&table)[N], AttrValue (&out)[N]) {
+  for (size_t i = 0; i < N; ++i) {
+    const op_table::Attr& a = table[i];
+    const std::string name = a.name;
+    AttrValue v = attr(a.name);
+    if (v.type == AttrType::Absent) {
+      if (a.required) return std::string("the ") + kind_name(a.kind) + " attribute '" + name + "' is required";
+      v.i = a.int_default;
+      v.f = a.float_default;
+      if (a.kind == Kind::Ints && a.like >= 0) v.ints.assign(out[a.like].ints.size(), 0);
+      out[i] = v;
+      continue;
+    }
+    if (v.type != attr_type(a.kind)) return wrong_type(a.name, v.type, kind_name(a.kind));
+    switch (a.kind) {
+      case Kind::Int:
+        if (v.i < a.lo || v.i > a.hi) return name + " " + std::to_string(v.i) + " must be " + a.must;
+        break;
+      case Kind::Float:
+        if (!float_ok(a.rule, v.f)) return name + " " + float_str(v.f) + " must be " + a.must;
+        break;
+      case Kind::Ints: {
+        const int n = static_cast<int>(v.ints.size());
+        if (a.len_max > 0 && (n < a.len_min || n > a.len_max))
+          return name + " " + list_str(v.ints) + " must have " + std::to_string(a.len_min) + " to " +
+                 std::to_string(a.len_max) + " entries";
+        if (a.like >= 0 && v.ints.size() != out[a.like].ints.size())
+          return name + " " + list_str(v.ints) + " and " + table[a.like].name + " " + list_str(out[a.like].ints) +
+                 " differ in length";
+        for (int64_t x : v.ints)
+          if (x < a.lo || x > a.hi) return name + " " + list_str(v.ints) + " entries must be " + a.must;
+        break;
+      }
+    }
+    out[i] = v;
+  }
+  for (size_t i = 0; i < N; ++i) {
+    const op_table::Attr& a = table[i];
+    if (a.needs >= 0 && out[i].i != a.int_default && out[a.needs].i != a.needs_value)
+      return std::string(a.name) + " " + std::to_string(out[i].i) + " needs " + table[a.needs].name + "=" +
+             std::to_string(a.needs_value);
+  }
   return "";
 }
 
@@ -137,8 +208,10 @@ std::string read_qkv(const InputInfo& q, const InputInfo& k, const InputInfo& v,
   if (K.b != Q.b || V.b != Q.b || K.h != V.h || K.n != V.n || K.d != Q.d || K.h < 1 || Q.h % K.h != 0)
     return "inconsistent shapes Q" + shape_str(q.shape) + " K" + shape_str(k.shape) + " V" +
            shape_str(v.shape) + " (need K,V batch = Q batch, K.D = Q.D, Hq a multiple of Hkv)";
-  if (Q.d < 1 || Q.d > 256 || V.d < 1 || V.d > 256)
-    return "head dims must be 1..256, got Dqk " + std::to_string(Q.d) + " Dv " + std::to_string(V.d);
+  if (Q.d < ATTNOPT_HEAD_DIM_MIN || Q.d > ATTNOPT_HEAD_DIM_MAX || V.d < ATTNOPT_HEAD_DIM_MIN ||
+      V.d > ATTNOPT_HEAD_DIM_MAX)
+    return "head dims must be " + std::to_string(ATTNOPT_HEAD_DIM_MIN) + ".." + std::to_string(ATTNOPT_HEAD_DIM_MAX) +
+           ", got Dqk " + std::to_string(Q.d) + " Dv " + std::to_string(V.d);
   *out_shape = q.shape;
   out_shape->back() = V.d;
   if (numel(*out_shape) < 0) return "output " + shape_str(*out_shape) + " is not representable";
@@ -164,79 +237,32 @@ const char* attr_type_name(AttrType t) {
 }
 
 std::string parse_flash_attrs(const AttrLookup& attr, FlashAttrs* out) {
-  const AttrValue s = attr("scale");
-  if (s.type != AttrType::Absent) {
-    if (s.type != AttrType::Float) return wrong_type("scale", s.type, "FLOAT");
-    if (!valid_scale(s.f)) return scale_range(s.f);
-    out->has_scale = true;
-    out->scale = s.f;
-  }
-  int64_t causal = 0;
-  std::string err = optional_int(attr, "causal", 0, &causal);
+  namespace f = op_table::flash;
+  AttrValue v[f::kCount];
+  const std::string err = parse_table(attr, f::kAttrs, v);
   if (!err.empty()) return err;
-  if (causal != 0 && causal != 1) return "causal " + std::to_string(causal) + " must be 0 or 1";
-  out->causal = causal == 1;
-  err = optional_int(attr, "sliding_window", 0, &out->sliding_window);
-  if (!err.empty()) return err;
-  if (out->sliding_window < 0 || (out->sliding_window > 0 && !out->causal))
-    return "sliding_window " + std::to_string(out->sliding_window) +
-           " must be >= 0 and needs causal=1 when > 0";
-  // Rows with no visible key: all optional.
-  err = optional_int(attr, "empty_rows", 0, &out->empty_rows);
-  if (!err.empty()) return err;
-  if (out->empty_rows < 0 || out->empty_rows > 2)
-    return "empty_rows " + std::to_string(out->empty_rows) +
-           " must be 0 (zeros), 1 (literal) or 2 (literal, zeros where all -inf)";
-  for (const char* name : {"fill_once", "fill_round"}) {
-    int64_t v = 0;
-    err = optional_int(attr, name, 0, &v);
-    if (!err.empty()) return err;
-    if (v != 0 && v != 1) return std::string(name) + " " + std::to_string(v) + " must be 0 or 1";
-    (name[5] == 'o' ? out->fill_once : out->fill_round) = v == 1;
-  }
-  for (const char* name : {"mask_fill", "causal_fill"}) {
-    const AttrValue f = attr(name);
-    if (f.type == AttrType::Absent) continue;
-    if (f.type != AttrType::Float) return wrong_type(name, f.type, "FLOAT");
-    if (std::isnan(f.f) || f.f == INFINITY) return std::string(name) + " must be -inf or finite";
-    (name[0] == 'm' ? out->mask_fill : out->causal_fill) = f.f;
-  }
-  const AttrValue c = attr("softcap");
-  if (c.type != AttrType::Absent) {
-    if (c.type != AttrType::Float) return wrong_type("softcap", c.type, "FLOAT");
-    if (!(c.f >= 0.0f) || std::isinf(c.f)) return "softcap " + std::to_string(c.f) + " must be finite and >= 0";
-    out->softcap = c.f;
-  }
+  out->has_scale = v[f::kScale].type != AttrType::Absent;  // absent: 1/sqrt(Dqk)
+  out->scale = v[f::kScale].f;
+  out->causal = v[f::kCausal].i == 1;
+  out->sliding_window = v[f::kSlidingWindow].i;
+  out->empty_rows = v[f::kEmptyRows].i;
+  out->mask_fill = v[f::kMaskFill].f;
+  out->causal_fill = v[f::kCausalFill].f;
+  out->fill_once = v[f::kFillOnce].i == 1;
+  out->fill_round = v[f::kFillRound].i == 1;
+  out->softcap = v[f::kSoftcap].f;
   return "";
 }
 
 std::string parse_window_attrs(const AttrLookup& attr, WindowAttrs* out) {
-  const AttrValue s = attr("scale");
-  if (s.type == AttrType::Absent) return "the FLOAT attribute 'scale' is required";
-  if (s.type != AttrType::Float) return wrong_type("scale", s.type, "FLOAT");
-  if (!valid_scale(s.f)) return scale_range(s.f);
-  out->scale = s.f;
-  std::string err = axes_list(attr, "spatial_shape", &out->spatial);
-  if (err.empty()) err = axes_list(attr, "window", &out->window);
+  namespace w = op_table::window;
+  AttrValue v[w::kCount];
+  const std::string err = parse_table(attr, w::kAttrs, v);
   if (!err.empty()) return err;
-  if (out->window.size() != out->spatial.size())
-    return "window " + list_str(out->window) + " and spatial_shape " + list_str(out->spatial) +
-           " differ in length";
-  const AttrValue sh = attr("shift");
-  if (sh.type == AttrType::Absent) {
-    out->shift.assign(out->spatial.size(), 0);
-  } else if (sh.type != AttrType::Ints) {
-    return wrong_type("shift", sh.type, "INTS as long as spatial_shape");
-  } else if (sh.ints.size() != out->spatial.size()) {
-    return "shift " + list_str(sh.ints) + " and spatial_shape " + list_str(out->spatial) +
-           " differ in length";
-  } else {
-    out->shift = sh.ints;
-  }
-  for (size_t a = 0; a < out->spatial.size(); ++a)
-    if (out->spatial[a] < 1 || out->window[a] < 1)
-      return "spatial_shape " + list_str(out->spatial) + " and window " + list_str(out->window) +
-             " must be >= 1";
+  out->scale = v[w::kScale].f;
+  out->spatial = v[w::kSpatialShape].ints;
+  out->window = v[w::kWindow].ints;
+  out->shift = v[w::kShift].ints;
   attnopt::WindowGeometry g;
   if (!attnopt::make_window_geometry(static_cast<int>(out->spatial.size()), out->spatial.data(), out->window.data(),
                                      out->shift.data(), &g))
@@ -281,7 +307,9 @@ std::string flash_params_from(const FlashAttrs& a, const InputInfo& q, const Inp
     // numpy broadcasting, right-aligned, against (B, Hq, Nq, Nk); never expanded.
     const int64_t target[4] = {p->batch, p->heads_q, p->len_q, p->len_k};
     const size_t r = mask.shape.size();
-    if (r < 2 || r > 4) return "mask must have rank 2..4, got " + shape_str(mask.shape);
+    if (r < op_table::kMaskRankMin || r > op_table::kMaskRankMax)
+      return "mask must have rank " + std::to_string(op_table::kMaskRankMin) + ".." +
+             std::to_string(op_table::kMaskRankMax) + ", got " + shape_str(mask.shape);
     const std::vector<int64_t> full = {target[0], target[1], target[2], target[3]};
     for (int ax = 0; ax < 4; ++ax) {
       const int64_t dim = ax >= static_cast<int>(4 - r) ? mask.shape[ax - (4 - r)] : 1;
@@ -323,7 +351,7 @@ std::string window_params_from(const WindowAttrs& a, const InputInfo& q, const I
   copy4(o.stride, p->o_stride);
   p->ndim = static_cast<int>(a.spatial.size());
   int64_t tokens = 0;
-  if (p->ndim < 1 || p->ndim > 3 || a.window.size() != a.spatial.size() || a.shift.size() != a.spatial.size() ||
+  if (p->ndim < 1 || p->ndim > ATTNOPT_WINDOW_AXES_MAX || a.window.size() != a.spatial.size() || a.shift.size() != a.spatial.size() ||
       !attnopt::product_within(a.spatial.data(), p->ndim, attnopt::kInt64Max, &tokens))
     return "spatial_shape " + list_str(a.spatial) + " is not a representable grid";
   for (int ax = 0; ax < p->ndim; ++ax) {

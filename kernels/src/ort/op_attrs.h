@@ -59,12 +59,10 @@ struct WindowAttrs {
   std::vector<int64_t> spatial, window, shift;
 };
 
-// Both return "" or why the attributes are refused. Values are range
-// checked here, once per session: scale finite and > 0, causal 0 or 1,
-// sliding_window >= 0 (> 0 needs causal = 1), softcap finite and >= 0;
-// spatial_shape and window 1 to
-// 3 entries >= 1 whose geometry is representable (common/window_geometry.h),
-// shift any int of the same length.
+// Both return "" or why the attributes are refused. Types, defaults and
+// ranges are the table's (op_table.h, generated from internal/opdef, and
+// docs/ops.md), checked here once per session; WindowAttention's geometry
+// must also be representable (common/window_geometry.h).
 std::string parse_flash_attrs(const AttrLookup& attr, FlashAttrs* out);
 std::string parse_window_attrs(const AttrLookup& attr, WindowAttrs* out);
 
