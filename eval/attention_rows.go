@@ -119,7 +119,11 @@ func (sp *attnSpec) fixRows(r rowSpec, out []float32) {
 							term += r.causalFill
 						}
 					}
-					s[j] = round(round(dot*float32(sp.scale)) + term)
+					sc := dot * float32(sp.scale)
+					if sp.softcap > 0 {
+						sc = float32(sp.softcap * math.Tanh(float64(sc)/sp.softcap))
+					}
+					s[j] = round(round(sc) + term)
 					if s[j] > mx { // NaN stays out, as in the tiles
 						mx = s[j]
 					}

@@ -14,6 +14,12 @@ import (
 // right-aligned with broadcasting; allowed(b,h,i,j) false removes a key.
 // Rows with no admissible key are zero.
 func naiveAttention(q, k, v *Tensor, scale float64, mask *Tensor, allowed func(b, h, i, j int) bool) []float64 {
+	return naiveCapped(q, k, v, scale, 0, mask, allowed)
+}
+
+// naiveCapped is naiveAttention with the scaled scores capped at softcap
+// c > 0 before the mask: c·tanh(s/c).
+func naiveCapped(q, k, v *Tensor, scale, softcap float64, mask *Tensor, allowed func(b, h, i, j int) bool) []float64 {
 	B, Hq, Nq, D := q.Shape[0], q.Shape[1], q.Shape[2], q.Shape[3]
 	Hkv, Nk, Dv := k.Shape[1], k.Shape[2], v.Shape[3]
 	out := make([]float64, B*Hq*Nq*Dv)
@@ -52,7 +58,11 @@ func naiveAttention(q, k, v *Tensor, scale float64, mask *Tensor, allowed func(b
 					if allowed != nil && !allowed(b, h, i, j) {
 						allow = false
 					}
-					s[j], ok[j] = dot*scale+add, allow
+					sc := dot * scale
+					if softcap > 0 {
+						sc = softcap * math.Tanh(sc/softcap)
+					}
+					s[j], ok[j] = sc+add, allow
 					if allow {
 						mx = math.Max(mx, s[j])
 					}
@@ -99,6 +109,7 @@ func TestFlashAttentionMatchesNaive(t *testing.T) {
 		mask                        func(rng *rand.Rand, B, Hq, Nq, Nk int) *Tensor
 		causal                      bool
 		window                      int // with causal: sliding_window
+		softcap                     float64
 	}
 	boolMask := func(rng *rand.Rand, B, Hq, Nq, Nk int) *Tensor {
 		m := NewTensor(graph.Bool, []int{1, 1, Nq, Nk})
@@ -143,6 +154,10 @@ func TestFlashAttentionMatchesNaive(t *testing.T) {
 		tc{name: "mqa", B: 1, Hq: 4, Hkv: 1, Nq: 10, Nk: 10, Dqk: 4, Dv: 4, causal: true},
 		tc{name: "sliding_window_5", B: 2, Hq: 2, Hkv: 1, Nq: 70, Nk: 70, Dqk: 8, Dv: 8, causal: true, window: 5, mask: addMask},
 		tc{name: "sliding_window_40_cache", B: 1, Hq: 2, Hkv: 2, Nq: 30, Nk: 130, Dqk: 8, Dv: 8, causal: true, window: 40},
+		tc{name: "softcap_0.3_bool", B: 1, Hq: 3, Hkv: 3, Nq: 66, Nk: 66, Dqk: 8, Dv: 8, mask: boolMask, softcap: 0.3},
+		tc{name: "softcap_2_additive_gqa", B: 2, Hq: 6, Hkv: 2, Nq: 17, Nk: 40, Dqk: 16, Dv: 8, mask: addMask, softcap: 2},
+		tc{name: "softcap_50_causal", B: 1, Hq: 2, Hkv: 1, Nq: 70, Nk: 90, Dqk: 4, Dv: 4, causal: true, softcap: 50},
+		tc{name: "softcap_0.5_plain", B: 2, Hq: 2, Hkv: 2, Nq: 37, Nk: 70, Dqk: 32, Dv: 32, softcap: 0.5},
 	)
 	for _, c := range cases {
 		name := c.name
@@ -162,6 +177,9 @@ func TestFlashAttentionMatchesNaive(t *testing.T) {
 				ins = append(ins, mask)
 			}
 			at := attrs{"scale": scale}
+			if c.softcap > 0 {
+				at["softcap"] = c.softcap
+			}
 			var allowed func(b, h, i, j int) bool
 			if c.causal {
 				at["causal"] = 1
@@ -176,7 +194,7 @@ func TestFlashAttentionMatchesNaive(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := naiveAttention(q, k, v, scale, mask, allowed)
+			want := naiveCapped(q, k, v, scale, c.softcap, mask, allowed)
 			if !sameShape(got[0].Shape, []int{c.B, c.Hq, c.Nq, c.Dv}) {
 				t.Fatalf("shape %v", got[0].Shape)
 			}
@@ -232,6 +250,11 @@ func TestFlashAttentionErrors(t *testing.T) {
 	bad := NewTensor(graph.Bool, []int{3, 4})
 	if _, err := runOp("FlashAttention", "attnopt", 18, attrs{"scale": 1.0}, []*Tensor{q, k, v, bad}, 1); err == nil {
 		t.Error("mask (3,4) accepted for (1,2,4,4)")
+	}
+	for _, c := range []float64{-1, math.Inf(1)} {
+		if _, err := runOp("FlashAttention", "attnopt", 18, attrs{"scale": 1.0, "softcap": c}, []*Tensor{q, k, v}, 1); err == nil {
+			t.Errorf("softcap %g accepted", c)
+		}
 	}
 }
 

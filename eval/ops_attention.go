@@ -89,6 +89,9 @@ func opFlashAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 		return nil, err
 	}
 	sp.scale = attnScale(vs, sp)
+	// softcap c > 0: c·tanh(s/c) on the scaled scores, before the mask
+	// (attention_kernel.go's scoreOf); the table checked its range.
+	sp.softcap = float64(vs.Float(opdef.AttrSoftcap))
 	if vs.Int(opdef.AttrCausal) == 1 {
 		sp.causal = true
 		sp.causalOff = sameCausalOff(sp.B, sp.Nk-sp.Nq)

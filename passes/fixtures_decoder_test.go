@@ -193,7 +193,7 @@ func TestFixturesSlidingWindow(t *testing.T) {
 	man := loadManifest(t)
 	checked := 0
 	for _, fx := range man.Models {
-		if len(fx.Attention) == 0 || fx.Attention[0].Window == 0 {
+		if len(fx.Attention) == 0 || fx.Attention[0].Window == 0 || bandStaysMask[fx.Name] != "" {
 			continue
 		}
 		t.Run(fx.Name, func(t *testing.T) {
@@ -218,6 +218,11 @@ func TestFixturesSlidingWindow(t *testing.T) {
 		t.Fatal("no sliding-window fixture")
 	}
 }
+
+// bandStaysMask are window fixtures whose band is not yet recognised: it
+// stays in the mask the site reads (exact, numbers checked with the other
+// fixtures), with why.
+var bandStaysMask = map[string]string{}
 
 func isOneIndex(v *graph.Value) bool {
 	n, ok := v.Type.Shape.Numel().Value()

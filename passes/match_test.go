@@ -74,7 +74,12 @@ func TestMatcherVariants(t *testing.T) {
 			o.FloatPV = true
 		}), 1, MaskNone, false, 1, 4, false, "gqa/cast-f32", 0},
 		{"dynamo Kt view", with(func(o *O) { o.KForm = "view3d" }), 1, MaskNone, false, 1, 4, false, "MatMul/scale", 0},
+		{"softcap div, mul", with(func(o *O) { o.Softcap = "div"; o.Scale = "mul"; o.Mask = "add" }), 1, MaskAdditive, false, s8, 4, true, "softcap-0.5/mask-add", 0},
+		{"softcap by 1/c, c first", with(func(o *O) { o.Softcap = "mul_inv"; o.SoftcapC = 50; o.Scale = "q" }), 1, MaskNone, false, s8, 4, true, "softcap-50", 0},
+		{"softcap fp16, tanh in float32", with(func(o *O) { o.Softcap = "cast"; o.DType = graph.Float16; o.Mask = "causal_trilu" }), 1, MaskNone, true, 1, 4, true, "softcap-0.5/causal", 0},
 		// Negative cases.
+		{"softcap of masked scores", with(func(o *O) { o.Softcap = "after_mask"; o.Mask = "add" }), 0, "", false, 0, 0, false, "", match.CodeScoreChain},
+		{"scale after the softcap", with(func(o *O) { o.Softcap = "scaled_after" }), 0, "", false, 0, 0, false, "", match.CodeScale},
 		{"opset 11 default axis", with(func(o *O) { o.Opset = 11 }), 0, "", false, 0, 0, false, "", match.CodeSoftmaxAxis},
 		{"softmax over queries", with(func(o *O) { o.SoftmaxAxis = 2 }), 0, "", false, 0, 0, false, "", match.CodeSoftmaxAxis},
 		{"per-head scale of masked scores", with(func(o *O) { o.HeadScale = "after_mask"; o.Mask = "add" }), 0, "", false, 0, 0, false, "", match.CodeScale},

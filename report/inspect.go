@@ -65,6 +65,7 @@ type SiteInfo struct {
 	MaskShape  []any           `json:"mask_shape"`
 	Causal     bool            `json:"causal"`
 	Scale      float64         `json:"scale"`
+	Softcap    float64         `json:"softcap,omitempty"` // c·tanh(s/c) before the mask; absent when none
 	ScoreBytes *int64          `json:"score_bytes"`
 	FusedBytes *int64          `json:"fused_bytes"`
 	Grid       []int64         `json:"grid"`        // token grid, null for sequences
@@ -247,7 +248,7 @@ func NewSiteInfo(s *passes.Site) SiteInfo {
 		QLen: dimPtr(s.QLen), KVLen: dimPtr(s.KVLen),
 		HeadDim: dimPtr(s.HeadDim), VHeadDim: dimPtr(s.VHeadDim),
 		Dims:  Dims{s.Batch.String(), s.Heads.String(), s.QLen.String(), s.KVLen.String(), s.HeadDim.String(), s.VHeadDim.String()},
-		DType: s.DType.String(), Mask: s.Mask(), Causal: s.Causal, Scale: s.Scale,
+		DType: s.DType.String(), Mask: s.Mask(), Causal: s.Causal, Scale: s.Scale, Softcap: s.Softcap,
 		SlidingWindow: s.SlidingWindow, Rows: newRowsInfo(s.Rows),
 	}
 	for _, n := range s.Nodes {

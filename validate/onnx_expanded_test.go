@@ -37,7 +37,7 @@ func TestExpandedAttentionRewritesReproduceONNXOutputs(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(passes.FindSites(orig.Graph).Sites) == 0 {
-			continue // softcap and exposed-intermediate cases: nothing to rewrite
+			continue // exposed-intermediate cases: nothing to rewrite
 		}
 		inputs, outputs := readDataSet(t, orig, filepath.Join(dir, "test_data_set_0"))
 		for _, target := range passes.TargetNames() {

@@ -121,7 +121,7 @@ func TestRewritesWriteTheTable(t *testing.T) {
 		{"examples/seed_sdpa_mask_h16d4.onnx", exact},
 		{"fp16 causal finfo.min under a -inf bool mask", exact},
 	}
-	for _, dir := range []string{"hf_qwen3_leftpad", "hf_qwen3_leftpad_dynamo", "hf_modernbert_pad", "hf_mistral_window", "hf_bert"} {
+	for _, dir := range []string{"hf_qwen3_leftpad", "hf_qwen3_leftpad_dynamo", "hf_modernbert_pad", "hf_mistral_window", "hf_bert", "hf_gemma2_softcap"} {
 		cases = append(cases, rewrite{"models/" + dir + "/model.onnx", exact})
 	}
 	seen := map[string]bool{}

@@ -33,6 +33,7 @@ const (
 	AttrCausalFill    = "causal_fill"
 	AttrFillOnce      = "fill_once"
 	AttrFillRound     = "fill_round"
+	AttrSoftcap       = "softcap"
 	AttrSpatialShape  = "spatial_shape"
 	AttrWindow        = "window"
 	AttrShift         = "shift"
@@ -82,12 +83,14 @@ var FlashAttention = &Op{
 			Doc: "literal rows: 1, a key both drop gets min(mask term, causal_fill) once; 0, the two add", Written: "when 1"},
 		{Name: AttrFillRound, Kind: graph.AttrInt, Values: flag,
 			Doc: "literal rows: 1, literal scores round to the op's type after each add, as an fp16/bf16 graph did", Written: "when 1"},
+		{Name: AttrSoftcap, Kind: graph.AttrFloat, Rule: FiniteNonNegative,
+			Doc: "c > 0: the scaled score s becomes c·tanh(s/c) before the mask, causal and window apply (Gemma 2); 0: none", Written: "when the site caps its scores"},
 	},
 	Semantics: []string{
-		"Scores are `scale`·Q·Kᵀ plus the mask: a bool mask drops the keys it holds false, a float mask is added. " +
+		"Scores are `scale`·Q·Kᵀ, capped to `softcap`·tanh(s/`softcap`) when `softcap` > 0, plus the mask: a bool mask drops the keys it holds false, a float mask is added. " +
 			"`causal` and `sliding_window` drop keys by position. Softmax and accumulation are float32 for every type.",
 		"A row that sees no key gives zeros unless `empty_rows` says otherwise; then the literal score of key j is " +
-			"round(round(scale·q·k_j) + term_j), with `mask_fill` for a key the bool mask drops and `causal_fill` " +
+			"round(round(scale·q·k_j, capped) + term_j), with `mask_fill` for a key the bool mask drops and `causal_fill` " +
 			"(combined by `fill_once`) for one causal or the window drops (docs/fully-masked-rows.md).",
 	},
 	Code: []string{"kernels/src/cpu/flash_attention.cpp", "kernels/src/cpu/empty_rows.cpp", "kernels/src/cuda/",

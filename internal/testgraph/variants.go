@@ -30,8 +30,15 @@ type Opts struct {
 	// "expand_one" (multi-query: Expand of the one kv head, KVHeads 1).
 	Repeat  string
 	KVHeads int
-	Mask    string // "none", "add", "where", "add_where", "where_inv", "where_finite", "window_view", "head_view[_alibi|_open|_plane]" (rank 3), "causal", or a form of causal.go
-	Casts   bool   // Cast to float32 around the softmax
+	// Softcap caps the scaled scores at SoftcapC before the mask (Gemma 2):
+	// "div" Mul(Tanh(Div(s, c)), c), "mul_inv" Mul(c, Tanh(Mul(1/c, s))),
+	// "cast" (fp16: Cast to float32 around the Tanh); or negative cases:
+	// "after_mask" (the cap of the masked scores), "scaled_after" (a scale
+	// of the capped scores).
+	Softcap  string
+	SoftcapC float64 // 0 means 0.5
+	Mask     string  // "none", "add", "where", "add_where", "where_inv", "where_finite", "window_view", "head_view[_alibi|_open|_plane]" (rank 3), "causal", or a form of causal.go
+	Casts    bool    // Cast to float32 around the softmax
 	// FloatPV keeps the probabilities in float32 and casts V to float32
 	// for P·V, after any repeat (fp16 TorchScript SDPA); needs Casts.
 	FloatPV     bool
@@ -165,6 +172,9 @@ func Attention(o Opts) *B {
 	case "div_batch":
 		s = b.Node("Div", []string{s, b.positive(sdt, int64(o.B), 1, 1, 1)})
 	}
+	if o.Softcap != "after_mask" {
+		s = softcap(b, o, s, sdt)
+	}
 	maskDims := []any{1, 1, o.N, o.NK}[4-max(o.Rank, 2):]
 	switch o.Mask {
 	case "add":
@@ -226,6 +236,9 @@ func Attention(o Opts) *B {
 		cond := b.Node("Slice", []string{rows, b.I64(0), kl, b.I64(3)})
 		s = b.Node("Where", []string{cond, s, b.ScalarOf(sdt, -10000)})
 	}
+	if o.Softcap == "after_mask" {
+		s = softcap(b, o, s, sdt)
+	}
 	if o.HeadScale == "after_mask" {
 		// (scores + mask)·c: the mask is scaled too (a negative case).
 		s = b.Node("Mul", []string{s, b.positive(sdt, int64(o.H), 1, 1)})
@@ -258,6 +271,28 @@ func Attention(o Opts) *B {
 		b.Output(scores)
 	}
 	return b
+}
+
+// softcap applies o's softcap form to the scores s (of type dt).
+func softcap(b *B, o Opts, s string, dt graph.DType) string {
+	c := o.SoftcapC
+	if c == 0 {
+		c = 0.5
+	}
+	switch o.Softcap {
+	case "div", "after_mask", "scaled_after":
+		s = b.Node("Mul", []string{b.Node("Tanh", []string{b.Node("Div", []string{s, b.ScalarOf(dt, c)})}), b.ScalarOf(dt, c)})
+	case "mul_inv":
+		s = b.Node("Mul", []string{b.ScalarOf(dt, c), b.Node("Tanh", []string{b.Node("Mul", []string{b.ScalarOf(dt, 1/c), s})})})
+	case "cast":
+		x := b.Node("Cast", []string{b.Node("Div", []string{s, b.ScalarOf(dt, c)})}, Int("to", int64(graph.Float32)))
+		t := b.Node("Cast", []string{b.Node("Tanh", []string{x})}, Int("to", int64(dt)))
+		s = b.Node("Mul", []string{t, b.ScalarOf(dt, c)})
+	}
+	if o.Softcap == "scaled_after" {
+		s = b.Node("Mul", []string{s, b.ScalarOf(dt, 2)})
+	}
+	return s
 }
 
 // positive adds a constant with entries in [0.5, 2.5).

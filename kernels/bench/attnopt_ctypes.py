@@ -47,6 +47,7 @@ class FlashParams(ctypes.Structure):
         ("causal_fill", ctypes.c_float),
         ("fill_once", ctypes.c_int),
         ("fill_dtype", ctypes.c_int),
+        ("softcap", ctypes.c_float),
     ]
 
 
@@ -101,11 +102,13 @@ def tensor(ptr, strides):
 
 
 def flash_params(dtype, dims, q, k, v, o, o_stride, scale, causal=False, mask=None, mask_type=MASK_NONE,
-                 mask_stride=(0, 0, 0, 0)):
+                 mask_stride=(0, 0, 0, 0), softcap=0.0):
     """dims = (B, Hq, Hkv, Nq, Nk, Dqk, Dv); q/k/v = (pointer, strides)."""
     b, hq, hkv, nq, nk, dqk, dv = dims
-    return FlashParams(dtype, b, hq, hkv, nq, nk, dqk, dv, tensor(*q), tensor(*k), tensor(*v), o,
-                       I64x4(*o_stride), mask_type, mask, I64x4(*mask_stride), scale, int(bool(causal)))
+    p = FlashParams(dtype, b, hq, hkv, nq, nk, dqk, dv, tensor(*q), tensor(*k), tensor(*v), o,
+                    I64x4(*o_stride), mask_type, mask, I64x4(*mask_stride), scale, int(bool(causal)))
+    p.softcap = softcap
+    return p
 
 
 def window_params(dtype, dims, q, k, v, o, o_stride, grid, window, shift, scale):

@@ -22,6 +22,7 @@ FLASH_ATTRS = {
     "causal_fill": ("FLOAT", False, float("-inf"), "-inf or finite"),
     "fill_once": ("INT", False, 0, "0 or 1"),
     "fill_round": ("INT", False, 0, "0 or 1"),
+    "softcap": ("FLOAT", False, 0.0, "finite and >= 0"),
 }
 WINDOW_ATTRS = {
     "scale": ("FLOAT", True, None, "finite and > 0"),

@@ -37,7 +37,7 @@ def layout(exe):
     print(f"layout: {len(want)} offsets/sizes compared")
 
 
-def reference(q, k, v, dims, scale, admit, addmask):
+def reference(q, k, v, dims, scale, admit, addmask, softcap=0.0):
     b_, hq, hkv, nq, nk, dqk, dv = dims
     out = []
     for b in range(b_):
@@ -51,7 +51,10 @@ def reference(q, k, v, dims, scale, admit, addmask):
                         continue
                     dot = sum(q[((b * hq + h) * nq + i) * dqk + c] * k[((b * hkv + hk) * nk + j) * dqk + c]
                               for c in range(dqk))
-                    s.append(dot * scale + addmask(b, h, i, j))
+                    x = dot * scale
+                    if softcap > 0:
+                        x = softcap * math.tanh(x / softcap)
+                    s.append(x + addmask(b, h, i, j))
                 mx = max(s)
                 if mx == -math.inf:
                     out.extend([0.0] * dv)
@@ -73,7 +76,7 @@ def rel_err(out, ref):
     return math.sqrt(num / den) if den else math.sqrt(num)
 
 
-def flash_call(lib):
+def flash_call(lib, softcap=0.0):
     rnd = random.Random(5)
     dims = (2, 4, 2, 9, 13, 6, 5)
     b, hq, hkv, nq, nk, dqk, dv = dims
@@ -87,13 +90,13 @@ def flash_call(lib):
     p = ac.flash_params(ac.F32, dims, (ptr(q), contiguous(hq, nq, dqk)), (ptr(k), contiguous(hkv, nk, dqk)),
                         (ptr(v), contiguous(hkv, nk, dv)), ptr(o), contiguous(hq, nq, dv), 0.7, causal=True,
                         mask=ctypes.addressof(mask), mask_type=ac.MASK_BOOL,
-                        mask_stride=ac.bcast_strides((nq, nk), (nk, 1)))
+                        mask_stride=ac.bcast_strides((nq, nk), (nk, 1)), softcap=softcap)
     rc = lib.attnopt_cpu_flash_attention_fwd(ctypes.byref(p))
     check(rc == ac.OK, f"flash status {rc}: {lib.attnopt_status_string(rc)}")
     admit = lambda bb, h, i, j: bool(mask[i * nk + j]) and j <= i + nk - nq
-    ref = reference(q, k, v, dims, 0.7, admit, lambda *a: 0.0)
+    ref = reference(q, k, v, dims, 0.7, admit, lambda *a: 0.0, softcap)
     err = rel_err(o, ref)
-    print(f"flash through ctypes: rel err {err:.2e}")
+    print(f"flash through ctypes (softcap {softcap}): rel err {err:.2e}")
     check(err < 1e-5, f"flash rel err {err}")
     check(all(o[((0 * hq + 1) * nq + 4) * dv + c] == 0.0 for c in range(dv)), "masked row must be zero")
 
@@ -157,6 +160,7 @@ def main():
     layout(sys.argv[2])
     limits(lib)
     flash_call(lib)
+    flash_call(lib, softcap=0.3)
     window_call(lib)
     print("ctypes binding: %s" % ("FAILED" if failures else "ok"))
     return 1 if failures else 0

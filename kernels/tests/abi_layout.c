@@ -25,6 +25,7 @@ int main(void) {
   FIELD(attnopt_flash_params, causal_fill);
   FIELD(attnopt_flash_params, fill_once);
   FIELD(attnopt_flash_params, fill_dtype);
+  FIELD(attnopt_flash_params, softcap);
   FIELD(attnopt_window_params, len);
   FIELD(attnopt_window_params, o_stride);
   FIELD(attnopt_window_params, ndim);

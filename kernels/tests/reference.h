@@ -22,10 +22,11 @@ struct RefDims {
   int64_t B, Hq, Hkv, Nq, Nk, Dqk, Dv;
 };
 
-// Output in contiguous (B, Hq, Nq, Dv) order.
+// Output in contiguous (B, Hq, Nq, Dv) order. softcap > 0 caps the scaled
+// score s at softcap * tanh(s / softcap) before the mask is added.
 inline std::vector<double> reference_attention(const RefDims& d, const Get4& q, const Get4& k,
                                                const Get4& v, double scale, const Mask4& mask,
-                                               const Admit& admit) {
+                                               const Admit& admit, double softcap = 0) {
   std::vector<double> out(d.B * d.Hq * d.Nq * d.Dv, 0.0);
   std::vector<double> s(d.Nk);
   const int64_t group = d.Hq / d.Hkv;
@@ -39,7 +40,9 @@ inline std::vector<double> reference_attention(const RefDims& d, const Get4& q, 
           if (!admit || admit(i, j)) {
             double dot = 0;
             for (int64_t c = 0; c < d.Dqk; ++c) dot += q(b, h, i, c) * k(b, hk, j, c);
-            x = dot * scale + (mask ? mask(b, h, i, j) : 0.0);
+            x = dot * scale;
+            if (softcap > 0) x = softcap * std::tanh(x / softcap);
+            x += mask ? mask(b, h, i, j) : 0.0;
           }
           s[j] = x;
           mx = std::max(mx, x);

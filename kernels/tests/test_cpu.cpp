@@ -42,6 +42,7 @@ struct FlashCase {
   bool dead_rows = false;  // bool mask: every 5th query row sees no key
   bool block_sparse = false;  // bool mask: keys 64..191 masked for every query
   double scale = 0;        // 0: 1/sqrt(Dqk)
+  double softcap = 0;      // > 0: scores capped before the mask
 };
 
 void strides_for(const FlashCase& c, int64_t h, int64_t n, int64_t d, int64_t s[4]) {
@@ -143,6 +144,7 @@ void run_flash(const FlashCase& c) {
   p.scale = static_cast<float>(c.scale != 0 ? c.scale : 1.0 / std::sqrt(static_cast<double>(c.Dqk)));
   p.causal = c.causal;
   p.window = c.window;
+  p.softcap = static_cast<float>(c.softcap);
 
   const auto t0 = std::chrono::steady_clock::now();
   const int st = attnopt_cpu_flash_attention_fwd(&p);
@@ -163,7 +165,8 @@ void run_flash(const FlashCase& c) {
   }
   const RefDims d{c.B, Hq, Hkv, c.Nq, c.Nk, c.Dqk, c.Dv};
   const std::vector<double> ref = reference_attention(d, accessor(q, p.q.stride), accessor(k, p.k.stride),
-                                                      accessor(v, p.v.stride), p.scale, maskfn, admit);
+                                                      accessor(v, p.v.stride), p.scale, maskfn, admit,
+                                                      p.softcap);
   // Read the output back in the reference's contiguous order.
   Tensor out = make_poisoned(c.dtype, ref.size());
   size_t zero_rows = 0, bad_zero_rows = 0;
@@ -259,6 +262,30 @@ void test_flash() {
     c.dtype = t;
     c.name = "rank 3 (B,N,D), d 12";
     c.rank3 = true; c.B = 3; c.Dqk = c.Dv = 12; c.Nq = 29; c.Nk = 130;
+    run_flash(c);
+    // Softcap (Gemma 2), before the mask: with each mask kind and band, GQA,
+    // small Dv (P.V across keys), and split-K (few queries, long keys).
+    c = FlashCase{};
+    c.dtype = t;
+    c.name = "softcap 0.7, bool mask (1,1,N,N) dead rows, d 4";
+    c.softcap = 0.7; c.Dqk = c.Dv = 4; c.mask = MaskKind::Bool; c.mask_shape = {1, 1, 70, 70};
+    c.Nq = c.Nk = 70; c.dead_rows = true;
+    run_flash(c);
+    c = FlashCase{};
+    c.dtype = t;
+    c.name = "softcap 2, additive (B,1,1,N), GQA 8/2, Dv 40";
+    c.softcap = 2; c.B = 2; c.Hq = 8; c.Hkv = 2; c.Dqk = 24; c.Dv = 40; c.Nq = 50; c.Nk = 90;
+    c.mask = MaskKind::Additive; c.mask_shape = {2, 1, 1, 90};
+    run_flash(c);
+    c = FlashCase{};
+    c.dtype = t;
+    c.name = "softcap 50, causal sliding window 33, N 200";
+    c.softcap = 50; c.causal = true; c.window = 33; c.Nq = c.Nk = 200; c.scale = 1.0;
+    run_flash(c);
+    c = FlashCase{};
+    c.dtype = t;
+    c.name = "softcap 1, causal Nq 3 < Nk 5000 (split-K), Dv 2";
+    c.softcap = 1; c.causal = true; c.Nq = 3; c.Nk = 5000; c.Dqk = 8; c.Dv = 2;
     run_flash(c);
   }
   // Layout and mask-shape variety, f32 only (the dtype does not change indexing).

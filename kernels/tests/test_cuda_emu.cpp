@@ -67,6 +67,7 @@ struct Flash {
   bool heads_inner = false;  // Q/K/V/O stored (B,N,H,D) and based one element off 16-byte alignment
   int64_t window = 0;        // with causal: a sliding window
   bool tensor_cores = false;  // aimed at the tensor-core kernel's tiling: not rerun on the SIMT profiles
+  float softcap = 0;          // > 0: scores capped before the mask
 };
 
 // Strides of a (B,H,N,D) view of (B,N,H,D) memory.
@@ -117,6 +118,7 @@ void run_flash(const Flash& c, const Path& path) {
   p.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.Dqk)));
   p.causal = c.causal;
   p.window = c.window;
+  p.softcap = c.softcap;
   std::vector<uint8_t> bools;
   Tensor madd;
   Mask4 maskfn;
@@ -174,7 +176,8 @@ void run_flash(const Flash& c, const Path& path) {
   }
   const std::vector<double> ref =
       reference_attention({c.B, c.Hq, c.Hkv, c.Nq, c.Nk, c.Dqk, c.Dv}, contiguous(q, c.Hq, c.Nq, c.Dqk),
-                          contiguous(k, c.Hkv, c.Nk, c.Dqk), contiguous(v, c.Hkv, c.Nk, c.Dv), p.scale, maskfn, admit);
+                          contiguous(k, c.Hkv, c.Nk, c.Dqk), contiguous(v, c.Hkv, c.Nk, c.Dv), p.scale, maskfn, admit,
+                          p.softcap);
   size_t bad_zero = 0;
   for (size_t r = 0; r < ref.size() / c.Dv; ++r) {
     bool zero = true;
@@ -265,6 +268,8 @@ int hopper() {
   // Outside its cover the Hopper switch falls back to the tensor-core kernel.
   Flash masked{"wgmma switch, bool mask (mma kernel)", ATTNOPT_F16, 1, 1, 1, 70, 70, 64, 64, 1, false};
   run_flash(masked, kPaths[0]);
+  Flash capped{"wgmma switch, softcap (mma kernel)", ATTNOPT_F16, 1, 1, 1, 130, 130, 64, 64, 0, true, false, 0, false, 0.5f};
+  run_flash(capped, kPaths[0]);
   use_path(kPaths[0]);
   if (g_failures) {
     std::fprintf(stderr, "%d check(s) failed\n", g_failures);
@@ -333,6 +338,10 @@ int main(int argc, char** argv) {
       {"d 32, bool block mask, Nk 320", ATTNOPT_BF16, 1, 2, 2, 200, 320, 32, 32, 3, false, false, 0, true},
       {"d 4, bool block mask + causal, N 300", ATTNOPT_F16, 1, 1, 1, 300, 300, 4, 4, 3, true, false, 0, true},
       {"d 64, bool block mask, Nk 330 (byte rows)", ATTNOPT_F16, 1, 1, 1, 140, 330, 64, 64, 3, false, false, 0, true},
+      // Softcap before the mask: interior and diagonal tiles, each mask kind.
+      {"softcap 0.7, causal N 300, d 64", ATTNOPT_F16, 1, 1, 1, 300, 300, 64, 64, 0, true, false, 0, false, 0.7f},
+      {"softcap 2, GQA 4/2, bool mask, Nk 130", ATTNOPT_BF16, 1, 4, 2, 65, 130, 24, 40, 1, false, false, 0, false, 2},
+      {"f32 softcap 1, additive (B,1,1,Nk)", ATTNOPT_F32, 2, 2, 2, 33, 47, 16, 16, 2, false, false, 0, false, 1},
   };
   for (const Path& path : kPaths) {
     use_path(path);

@@ -215,6 +215,9 @@ std::vector<Case> flash_cases() {
   refused("causal -1", {i("causal", -1)}, Expect::Creation, "causal -1 must be 0 or 1");
   refused("sliding_window -3", {i("causal", 1), i("sliding_window", -3)}, Expect::Creation, "sliding_window -3");
   refused("sliding_window 4 without causal", {i("sliding_window", 4)}, Expect::Creation, "needs causal=1");
+  refused("softcap stored as INT", {i("softcap", 30)}, Expect::Creation, "attribute 'softcap' is INT, not FLOAT");
+  for (float s : {-1.0f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()})
+    refused("softcap " + std::to_string(s), {f("softcap", s)}, Expect::Creation, "must be finite and >= 0");
   // Windows near INT64_MAX (the tile bound overflowed with Nq > Nk).
   auto window_ref = [&](std::string name, int64_t nq, int64_t nk, int64_t w) {
     Case x{name, false, {f("scale", 0.35f), i("causal", 1), i("sliding_window", w)}, {{1, 2, nq, 8}},

@@ -25,16 +25,19 @@ func (b *build) approx(e *emit.Emitter, p *plan.Plan) (*graph.Value, error) {
 	var out *graph.Value
 	switch p.Kind {
 	case plan.Window:
+		if s.Softcap != 0 {
+			return nil, match.Rejectf(match.CodePlan, s.Softmax, "the window plan's attnopt.WindowAttention has no softcap; this site caps its scores at %g (use --pool)", s.Softcap)
+		}
 		out = EmitWindowed(e, s.ID, q, k, v, s.Scale, Spatial{Grid: p.Grid.Dims, Window: p.Window, Shift: p.Shift})
 	case plan.PoolKV:
 		k, v = poolTokens(e, k, p.Grid.Dims, p.Stride), poolTokens(e, v, p.Grid.Dims, p.Stride)
-		out = EmitSDPA(e, s.ID, q, k, v, nil, s.Scale, false, 0, match.Rows{})
+		out = EmitSDPA(e, s.ID, q, k, v, nil, s.Scale, s.Softcap, false, 0, match.Rows{})
 	case plan.PoolQKV:
 		if e.Opset < 11 {
 			return nil, match.Rejectf(match.CodeBuild, s.Softmax, "pool qkv needs Resize with sizes (opset 11 or later), the model has opset %d", e.Opset)
 		}
 		small := pooled(p.Grid.Dims, p.Stride)
-		o := EmitSDPA(e, s.ID, poolTokens(e, q, p.Grid.Dims, p.Stride), poolTokens(e, k, p.Grid.Dims, p.Stride), poolTokens(e, v, p.Grid.Dims, p.Stride), nil, s.Scale, false, 0, match.Rows{})
+		o := EmitSDPA(e, s.ID, poolTokens(e, q, p.Grid.Dims, p.Stride), poolTokens(e, k, p.Grid.Dims, p.Stride), poolTokens(e, v, p.Grid.Dims, p.Stride), nil, s.Scale, s.Softcap, false, 0, match.Rows{})
 		out = upsampleTokens(e, o, q, small, p.Grid.Dims, p.Upsample)
 	default:
 		return nil, match.Rejectf(match.CodeBuild, s.Softmax, "unknown plan %q", p.Kind)

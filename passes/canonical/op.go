@@ -14,6 +14,8 @@
 //	        mask (optional): bool (true = attend) or additive, read broadcast
 //	        against (B, Hq, Nq, Nk) ((B', 1, Nq, Nk) at rank 3), never expanded
 //	attrs   scale (float), causal (int, bottom-right aligned),
+//	        softcap (float c > 0: the scaled scores become c·tanh(s/c)
+//	        before the mask; absent = 0, none),
 //	        sliding_window (int, with causal: only the last W keys a query
 //	        sees, W > 0),
 //	        empty_rows, mask_fill, causal_fill, fill_once, fill_round (what
@@ -55,6 +57,7 @@ type SDPA struct {
 	Node          *graph.Node
 	Q, K, V, Mask *graph.Value
 	Scale         float64
+	Softcap       float64 // > 0: c·tanh(s/c) on the scaled scores, before the mask
 	Causal        bool
 	Window        int64 // sliding_window: > 0 with Causal
 	Rows          match.Rows
@@ -78,11 +81,12 @@ func IsCanonical(n *graph.Node) bool {
 func Of(n *graph.Node) *SDPA {
 	o := &SDPA{
 		Node: n, Q: n.Input(0), K: n.Input(1), V: n.Input(2), Mask: n.Input(3),
-		Scale:  float64(n.AttrFloat(opdef.AttrScale, 1)),
-		Causal: n.AttrInt(opdef.AttrCausal, 0) == 1,
-		Window: n.AttrInt(opdef.AttrSlidingWindow, 0),
-		Rows:   RowsOf(n),
-		Site:   int(n.AttrInt("site", -1)),
+		Scale:   float64(n.AttrFloat(opdef.AttrScale, 1)),
+		Softcap: float64(n.AttrFloat(opdef.AttrSoftcap, 0)),
+		Causal:  n.AttrInt(opdef.AttrCausal, 0) == 1,
+		Window:  n.AttrInt(opdef.AttrSlidingWindow, 0),
+		Rows:    RowsOf(n),
+		Site:    int(n.AttrInt("site", -1)),
 	}
 	if n.OpType == WindowOp {
 		o.Spatial = &Spatial{Grid: n.AttrInts(opdef.AttrSpatialShape), Window: n.AttrInts(opdef.AttrWindow), Shift: n.AttrInts(opdef.AttrShift)}
@@ -91,12 +95,13 @@ func Of(n *graph.Node) *SDPA {
 }
 
 // EmitSDPA adds a canonical node over operands already in its layout.
-func EmitSDPA(e *emit.Emitter, site int, q, k, v, mask *graph.Value, scale float64, causal bool, window int64, rows match.Rows) *graph.Value {
+func EmitSDPA(e *emit.Emitter, site int, q, k, v, mask *graph.Value, scale, softcap float64, causal bool, window int64, rows match.Rows) *graph.Value {
 	ins := []*graph.Value{q, k, v}
 	if mask != nil {
 		ins = append(ins, mask)
 	}
 	attrs := []*graph.Attr{graph.FloatAttr(opdef.AttrScale, float32(scale)), graph.IntAttr(opdef.AttrCausal, BoolInt(causal))}
+	attrs = append(attrs, SoftcapAttrs(softcap)...)
 	if window > 0 {
 		attrs = append(attrs, graph.IntAttr(opdef.AttrSlidingWindow, window))
 	}
@@ -113,6 +118,15 @@ func EmitWindowed(e *emit.Emitter, site int, q, k, v *graph.Value, scale float64
 	return e.Op(WindowOp, Domain, []*graph.Value{q, k, v},
 		graph.IntsAttr(opdef.AttrSpatialShape, sp.Grid), graph.IntsAttr(opdef.AttrWindow, sp.Window),
 		graph.IntsAttr(opdef.AttrShift, sp.Shift), graph.FloatAttr(opdef.AttrScale, float32(scale)), graph.IntAttr("site", int64(site)))
+}
+
+// SoftcapAttrs is the softcap attribute as the canonical op and
+// FlashAttention spell it: absent when 0.
+func SoftcapAttrs(c float64) []*graph.Attr {
+	if c == 0 {
+		return nil
+	}
+	return []*graph.Attr{graph.FloatAttr(opdef.AttrSoftcap, float32(c))}
 }
 
 // BoolInt is 1 for true.

@@ -83,7 +83,7 @@ func (b *build) exact(e *emit.Emitter, zeroEmpty bool) (*graph.Value, error) {
 	if zeroEmpty {
 		rows = match.Rows{}
 	}
-	out := EmitSDPA(e, s.ID, q, k, v, mask, s.Scale, s.Causal, s.SlidingWindow, rows)
+	out := EmitSDPA(e, s.ID, q, k, v, mask, s.Scale, s.Softcap, s.Causal, s.SlidingWindow, rows)
 	if s.Rank == 2 {
 		out = e.Squeeze(out, 0)
 	}

@@ -67,6 +67,7 @@ func (attnoptTarget) Lower(e *emit.Emitter, o *canonical.SDPA) (*graph.Value, er
 		ins = append(ins, o.Mask)
 	}
 	attrs := []*graph.Attr{graph.FloatAttr(opdef.AttrScale, float32(o.Scale)), graph.IntAttr(opdef.AttrCausal, canonical.BoolInt(o.Causal))}
+	attrs = append(attrs, canonical.SoftcapAttrs(o.Softcap)...)
 	if o.Window > 0 {
 		attrs = append(attrs, graph.IntAttr(opdef.AttrSlidingWindow, o.Window))
 	}

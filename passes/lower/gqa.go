@@ -75,7 +75,8 @@ func (gqaTarget) Lower(e *emit.Emitter, o *canonical.SDPA) (*graph.Value, error)
 	pv := e.G.NewValue(e.Prefix+"/present_value", graph.Type{})
 	node := e.G.AddNode("GroupQueryAttention", "com.microsoft", e.Prefix+"/GroupQueryAttention",
 		[]*graph.Value{q3, k3, v3, nil, nil, seqlens, total}, []*graph.Value{out, pk, pv},
-		graph.IntAttr("num_heads", hq), graph.IntAttr("kv_num_heads", hkv), graph.FloatAttr("scale", float32(o.Scale)))
+		append([]*graph.Attr{graph.IntAttr("num_heads", hq), graph.IntAttr("kv_num_heads", hkv), graph.FloatAttr("scale", float32(o.Scale))},
+			canonical.SoftcapAttrs(o.Softcap)...)...)
 	graph.InferNode(e.G, node)
 	return e.Transpose(e.Reshape(out, 0, 0, hq, -1), 0, 2, 1, 3), nil
 }

@@ -47,6 +47,12 @@ func (onnxTarget) Accept(o *canonical.SDPA) error {
 		// the site's mask is bottom-right.
 		return match.Rejectf(match.CodeTarget, o.Node, "%s", fmt.Sprintf("causal with q_len %s and kv_len %s: ONNX Attention aligns is_causal top-left without a KV cache (use --target attnopt)", o.QLen(), o.KVLen()))
 	}
+	if o.Softcap > 0 && (o.Mask != nil || o.Causal) {
+		// The spec caps before the mask, as the site does; ONNX Runtime
+		// 1.24's CPU kernel caps after it, so a dropped key scores −softcap
+		// and is attended (measured: passes/lower/softcap_test.go).
+		return match.Rejectf(match.CodeTarget, o.Node, "softcap %g with a mask or causal: ONNX Runtime 1.24's Attention applies softcap after the mask, so masked keys would be attended (use --target attnopt)", o.Softcap)
+	}
 	switch o.DType() {
 	case graph.Float32, graph.Float16, graph.BFloat16, graph.Float64:
 		return nil
@@ -73,6 +79,7 @@ func (onnxTarget) Lower(e *emit.Emitter, o *canonical.SDPA) (*graph.Value, error
 		ins = append(ins, fullQueryAxis(e, mask, q))
 	}
 	attrs := []*graph.Attr{graph.FloatAttr("scale", float32(o.Scale))}
+	attrs = append(attrs, canonical.SoftcapAttrs(o.Softcap)...)
 	if o.Causal && !causalAsBias(o) {
 		attrs = append(attrs, graph.IntAttr("is_causal", 1))
 	}

@@ -45,6 +45,9 @@ func (ortTarget) Accept(o *canonical.SDPA) error {
 	if !o.CausalAligned() {
 		return match.Rejectf(match.CodeTarget, o.Node, "%s", fmt.Sprintf("causal with q_len %s and kv_len %s: MultiHeadAttention's unidirectional alignment is not verified for unequal lengths (use --target attnopt)", o.QLen(), o.KVLen()))
 	}
+	if o.Softcap > 0 {
+		return match.Rejectf(match.CodeTarget, o.Node, "softcap %g: MultiHeadAttention has no softcap attribute (use --target attnopt or --target gqa)", o.Softcap)
+	}
 	if o.DType() != graph.Float32 && o.DType() != graph.Float16 {
 		return match.Rejectf(match.CodeTarget, o.Q, "%s", "MultiHeadAttention takes float32 or float16, not "+o.DType().String())
 	}

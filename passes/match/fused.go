@@ -66,8 +66,10 @@ func liftONNXAttention(g *graph.Graph, n *graph.Node) (*draft, *Reject) {
 		return nil, reject(CodeShape, n, "Attention without Q, K or V")
 	}
 	at := n
-	if sc := n.AttrFloat("softcap", 0); sc != 0 {
-		return nil, reject(CodeUnsupported, at, "softcap %g: the fused ops have no softcap", sc)
+	// softcap caps the scaled scores before the mask, as the canonical op.
+	sc := float64(n.AttrFloat("softcap", 0))
+	if sc < 0 || math.IsInf(sc, 0) || math.IsNaN(sc) {
+		return nil, reject(CodeUnsupported, at, "softcap %g: the fused ops take a finite softcap >= 0", sc)
 	}
 	if usedOutput(g, n, 3) {
 		return nil, reject(CodeIntermediate, at, "its qk_matmul_output (mode %d) is read, so the scores must exist", n.AttrInt("qk_matmul_output_mode", 0))
@@ -76,6 +78,7 @@ func liftONNXAttention(g *graph.Graph, n *graph.Node) (*draft, *Reject) {
 		return nil, reject(CodeUnsupported, at, "nonpad_kv_seqlen (per-batch key lengths) is not lifted")
 	}
 	s := liftedBase(n, q, k, v)
+	s.Softcap = sc
 	for _, x := range []*graph.Value{q, k, v} {
 		if !x.Type.Ranked {
 			return nil, reject(CodeShape, x, "rank of %q is unknown", x.Name)

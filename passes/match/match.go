@@ -181,6 +181,9 @@ func variantName(s *draft) string {
 // and lifted sites share.
 func formSuffix(s *draft, mask string) string {
 	v := "/scale-" + s.ScaleForm.String()
+	if s.Softcap > 0 {
+		v += fmt.Sprintf("/softcap-%g", s.Softcap)
+	}
 	if s.Mask() != MaskNone {
 		v += "/mask-" + mask
 	}

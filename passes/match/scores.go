@@ -13,6 +13,7 @@ var scoreRules = []scoreRule{
 		s.SoftCasts = true
 		return n.Input(0), nil, nil
 	}},
+	{op: "Mul", when: capsScores, peel: (*matcher).peelSoftcap},
 	{op: "Mul", peel: peelScoreScale},
 	{op: "Div", peel: peelScoreScale},
 	{op: "Add", peel: func(m *matcher, n *graph.Node, s *draft) (*graph.Value, []*graph.Node, *Reject) {
@@ -70,6 +71,9 @@ func (m *matcher) matchScoreChain(v *graph.Value, s *draft) ([]*graph.Node, *Rej
 		}
 		if rule == nil {
 			return nil, reject(CodeScoreChain, p, "the scores pass through %s (node %q), which is not a cast, scale, mask or Q·Kᵀ product", p.OpType, p.Label())
+		}
+		if r := capBeforeMask(p, s); r != nil {
+			return nil, r
 		}
 		next, inner, r := rule.peel(m, p, s)
 		if r != nil {

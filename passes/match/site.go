@@ -50,6 +50,9 @@ type Match struct {
 
 	Scale     float64
 	ScaleForm ScaleForm // ScalePerHead is set when QScales is
+	// Softcap c > 0 caps the scaled scores before the mask: c·tanh(s/c)
+	// (Gemma 2, softcap.go; ONNX Attention's softcap); 0 = none.
+	Softcap float64
 	// QScales are tensors the scores are multiplied (or divided) by that
 	// broadcast over the query and key axes (a per-head logit scale): stage
 	// 1 applies them to Q, which is exact (qscale.go).

@@ -13,7 +13,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 VENV="${VENV:-$HERE/.venv}"
 PYTHON="${PYTHON:-python3}"
-FAMILIES=(cpa3d progan sdpa timm monai diffusers transformers decoders swinv2 negatives lift nested dynamic kvheads ortopt causal)
+FAMILIES=(cpa3d progan sdpa timm monai diffusers transformers decoders swinv2 negatives lift nested dynamic kvheads ortopt causal softcap)
 
 if [ ! -x "$VENV/bin/python" ]; then
     "$PYTHON" -m venv "$VENV"

@@ -92,6 +92,10 @@ typedef struct attnopt_flash_params {
                          0 = the two add (separate fills) */
   attnopt_dtype fill_dtype; /* LITERAL: literal scores are rounded to this type, as
                          the source graph's Add in that type did; F32 = none */
+  /* Appended after the row fields (the layout before it is unchanged): */
+  float softcap;      /* > 0: the scaled score s becomes softcap * tanh(s / softcap)
+                         before the mask, causal and window apply (Gemma 2's
+                         attention logit softcapping); 0 = none. Finite, >= 0 */
 } attnopt_flash_params;
 
 /* What a row with no visible key yields (attnopt_flash_params.empty_rows). */

@@ -98,6 +98,9 @@ int attnopt_flash_params_check(const attnopt_flash_params* p) {
       (p->fill_once != 0 && p->fill_once != 1) || !valid_dtype(p->fill_dtype) || !valid_fill(p->mask_fill) ||
       !valid_fill(p->causal_fill))
     return ATTNOPT_ERR_INVALID_ARGUMENT;
+  // softcap: 0 (none) or a finite cap > 0; NaN fails both comparisons.
+  if (!(p->softcap >= 0.0f) || !(p->softcap <= std::numeric_limits<float>::max()))
+    return ATTNOPT_ERR_INVALID_ARGUMENT;
   switch (raw_enum(p->mask_type)) {
     case ATTNOPT_MASK_NONE: break;
     case ATTNOPT_MASK_BOOL:

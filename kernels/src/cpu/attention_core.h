@@ -34,6 +34,7 @@ struct CoreProblem {
   bool causal;
   int64_t causal_offset;  // Nk - Nq: query i sees keys j <= i + offset
   int64_t window;         // > 0: and keys j > i + offset - window only
+  float softcap;          // > 0: scaled scores s become softcap * tanh(s / softcap) before the mask
 };
 
 // Token positions: idx[i] when idx is set, else first + i (a dense range).

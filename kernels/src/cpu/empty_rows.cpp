@@ -66,7 +66,9 @@ void literal_row(const attnopt_flash_params& p, const EmptyRows& e, int64_t b, i
              p.k.stride[3], r.k.data());
     float dot = 0;
     for (int64_t c = 0; c < p.dim_qk; ++c) dot += r.q[c] * r.k[c];
-    const float s = round_to(p.fill_dtype, dot * p.scale);
+    float x = dot * p.scale;
+    if (p.softcap > 0.0f) x = p.softcap * std::tanh(x / p.softcap);  // before the mask terms
+    const float s = round_to(p.fill_dtype, x);
     const float a = round_to(p.fill_dtype, s + literal_term(e, p.mask_type, r.mask[j], i, j));
     r.s[j] = a;
     mx = std::max(mx, a);  // NaN scores stay out of the max, as in the tiles

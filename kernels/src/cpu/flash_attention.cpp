@@ -58,6 +58,7 @@ CoreProblem make_core(const attnopt_flash_params& p) {
   // (query i's first key would be i + Nk - Nq - W + 1 <= 0): plain causal.
   const int64_t window = effective_window(p);
   c.window = window < p.len_k ? window : 0;
+  c.softcap = p.softcap;
   return c;
 }
 

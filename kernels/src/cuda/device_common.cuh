@@ -52,7 +52,11 @@ struct KernelArgs {
   // 8-byte aligned base and strides (tensor-core path's mask bits).
   int mask_vec;
   int stages;  // tensor-core kernel: K/V tiles in flight (set by its launcher)
+  float softcap;  // > 0: scaled scores s become softcap * tanhf(s / softcap) before the mask
 };
+
+// The softcap of a scaled score (FlashAttention's softcap attribute).
+__device__ __forceinline__ float soft_cap(float s, float c) { return c * tanhf(s / c); }
 
 template <typename T> __device__ __forceinline__ float to_float(T x);
 template <> __device__ __forceinline__ float to_float<float>(float x) { return x; }

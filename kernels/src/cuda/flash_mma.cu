@@ -277,7 +277,17 @@ __global__ void __launch_bounds__(block_threads(DV_P), mma_shape(DV_P).min_block
       float mx[MT][2];
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) mx[mt][0] = mx[mt][1] = -INFINITY;
-      if (interior) {
+      if (interior && a.softcap > 0.0f) {  // a loop of its own: the plain one stays as it was
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int n = 0; n < 8; ++n)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              s[mt][n][e] = soft_cap(s[mt][n][e] * a.scale, a.softcap) * kLog2e;
+              mx[mt][e >> 1] = fmaxf(mx[mt][e >> 1], s[mt][n][e]);
+            }
+      } else if (interior) {
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -309,6 +319,7 @@ __global__ void __launch_bounds__(block_threads(DV_P), mma_shape(DV_P).min_block
               float x = -INFINITY;
               if (jj > lo[mt][rr] && jj <= hi[mt][rr] && jj < kn) {
                 x = s[mt][n][e] * a.scale;
+                if (a.softcap > 0.0f) x = soft_cap(x, a.softcap);
                 if (bool_mask) {
                   if (!((mw[mt][rr] >> jj) & 1u)) x = -INFINITY;
                 } else if (!WINDOW && a.mask_type) {

@@ -84,6 +84,7 @@ __global__ void __launch_bounds__(kThreads) simt_attention_kernel(KernelArgs a) 
         float dot = 0.0f;
         for (int c = 0; c < a.dqk; ++c) dot += qr[c] * kr[c];
         s = dot * a.scale;
+        if (a.softcap > 0.0f) s = soft_cap(s, a.softcap);  // uniform branch: before the mask
         const int64_t ktk = ktok[j];
         if (!WINDOW) {
           if (a.mask_type) s += mask_value(a.mask_type, a.mask, mrow + ktk * a.ms[3]);

@@ -259,7 +259,7 @@ cudaError_t launch_d(const WgmmaArgs& w, const LaunchShape& s, cudaStream_t stre
 cudaError_t launch_wgmma(attnopt_dtype dtype, bool window, const KernelArgs& a, const LaunchShape& s,
                          cudaStream_t stream) {
   // What this kernel covers; everything else goes to flash_mma.cu.
-  const bool shape_ok = !window && a.mask_type == ATTNOPT_MASK_NONE && a.dqk == a.dv && (a.dqk == 64 || a.dqk == 128) &&
+  const bool shape_ok = !window && a.mask_type == ATTNOPT_MASK_NONE && a.softcap == 0.0f && a.dqk == a.dv && (a.dqk == 64 || a.dqk == 128) &&
                         (dtype == ATTNOPT_F16 || dtype == ATTNOPT_BF16) && a.len_q < INT32_MAX && a.len_k < INT32_MAX;
   if (!hopper_enabled() || !shape_ok || !device_is_sm90()) return cudaErrorNotSupported;
   const bool bf16 = dtype == ATTNOPT_BF16;

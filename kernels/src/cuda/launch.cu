@@ -97,6 +97,7 @@ int attnopt_cuda_flash_attention_fwd(const attnopt_flash_params* p, void* stream
   a.causal = p->causal != 0;
   a.causal_offset = p->len_k - p->len_q;
   a.sliding = attnopt::effective_window(*p);  // clamped to Nk: the kernels' bounds cannot overflow
+  a.softcap = p->softcap;
   a.q_vec = vec_ok(a.q, a.qs, a.dqk);
   a.k_vec = vec_ok(a.k, a.ks, a.dqk);
   a.v_vec = vec_ok(a.v, a.vs, a.dv);

@@ -250,6 +250,7 @@ std::string parse_flash_attrs(const AttrLookup& attr, FlashAttrs* out) {
   out->causal_fill = v[f::kCausalFill].f;
   out->fill_once = v[f::kFillOnce].i == 1;
   out->fill_round = v[f::kFillRound].i == 1;
+  out->softcap = v[f::kSoftcap].f;
   return "";
 }
 
@@ -299,6 +300,7 @@ std::string flash_params_from(const FlashAttrs& a, const InputInfo& q, const Inp
   p->causal_fill = a.causal_fill;
   p->fill_once = a.fill_once ? 1 : 0;
   p->fill_dtype = a.fill_round ? p->dtype : ATTNOPT_F32;
+  p->softcap = a.softcap;
   if (mask.present) {
     if (!mask_kind(mask.type, &p->mask_type))
       return "mask must be bool, float, float16 or bfloat16";

@@ -51,6 +51,7 @@ struct FlashAttrs {
   int64_t empty_rows = 0;
   float mask_fill = -INFINITY, causal_fill = -INFINITY;
   bool fill_once = false, fill_round = false;
+  float softcap = 0.0f;  // > 0: c * tanh(s / c) before the mask; 0 = none
 };
 
 struct WindowAttrs {

@@ -40,7 +40,7 @@ constexpr int kMaskRankMin = 2, kMaskRankMax = 4;
 
 // attnopt.FlashAttention.
 namespace flash {
-enum Index : int { kScale, kCausal, kSlidingWindow, kEmptyRows, kMaskFill, kCausalFill, kFillOnce, kFillRound, kCount };
+enum Index : int { kScale, kCausal, kSlidingWindow, kEmptyRows, kMaskFill, kCausalFill, kFillOnce, kFillRound, kSoftcap, kCount };
 constexpr Attr kAttrs[kCount] = {
     {"scale", Kind::Float, false, 0, 0.0f, kNoLo, kNoHi, FloatRule::FinitePositive, "finite and > 0", -1, 0, 0, 0, -1},
     {"causal", Kind::Int, false, 0, 0.0f, 0, 1, FloatRule::Any, "0 or 1", -1, 0, 0, 0, -1},
@@ -50,6 +50,7 @@ constexpr Attr kAttrs[kCount] = {
     {"causal_fill", Kind::Float, false, 0, -std::numeric_limits<float>::infinity(), kNoLo, kNoHi, FloatRule::FiniteOrNegInf, "-inf or finite", -1, 0, 0, 0, -1},
     {"fill_once", Kind::Int, false, 0, 0.0f, 0, 1, FloatRule::Any, "0 or 1", -1, 0, 0, 0, -1},
     {"fill_round", Kind::Int, false, 0, 0.0f, 0, 1, FloatRule::Any, "0 or 1", -1, 0, 0, 0, -1},
+    {"softcap", Kind::Float, false, 0, 0.0f, kNoLo, kNoHi, FloatRule::FiniteNonNegative, "finite and >= 0", -1, 0, 0, 0, -1},
 };
 }  // namespace flash
 
