@@ -18,11 +18,9 @@ func geluTanh(x float64) float64 {
 
 // withBias adds an optional bias input, then maps f elementwise.
 func withBias(c *opCtx, x, bias *Tensor, f func(float64) float64) (*Tensor, error) {
-	if bias != nil {
-		var err error
-		if x, err = binaryOp(x, bias, c.threads, func(a, b float64) float64 { return a + b }, nil); err != nil {
-			return nil, err
-		}
+	x, err := addBias(c, x, bias)
+	if err != nil {
+		return nil, err
 	}
 	out := NewTensor(x.DType, x.Shape)
 	for i, v := range x.F {
@@ -31,23 +29,38 @@ func withBias(c *opCtx, x, bias *Tensor, f func(float64) float64) (*Tensor, erro
 	return out, nil
 }
 
+// addBias is x + bias, broadcast; x itself without a bias.
+func addBias(c *opCtx, x, bias *Tensor) (*Tensor, error) {
+	if bias == nil {
+		return x, nil
+	}
+	return binaryOp(x, bias, c.threads, func(a, b float64) float64 { return a + b }, nil)
+}
+
+// skipSum is the residual sum the Skip*LayerNormalization ops normalize and
+// return: x + skip (+ bias), normalized.
+func skipSum(c *opCtx, x, skip, bias *Tensor) (*Tensor, error) {
+	sum, err := addBias(c, x, skip)
+	if err == nil {
+		sum, err = addBias(c, sum, bias)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sum.normalize()
+	return sum, nil
+}
+
 func opSkipLayerNorm(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 	if err := needFloat(in...); err != nil {
 		return nil, err
 	}
 	x, skip, gamma := in[0], in[1], in[2]
-	beta, bias := opt(in, 3), opt(in, 4)
-	add := func(a, b float64) float64 { return a + b }
-	sum, err := binaryOp(x, skip, c.threads, add, nil)
+	beta := opt(in, 3)
+	sum, err := skipSum(c, x, skip, opt(in, 4))
 	if err != nil {
 		return nil, err
 	}
-	if bias != nil {
-		if sum, err = binaryOp(sum, bias, c.threads, add, nil); err != nil {
-			return nil, err
-		}
-	}
-	sum.normalize()
 	H := sum.Shape[len(sum.Shape)-1]
 	eps := float64(c.attrFloat("epsilon", 1e-12))
 	y, means, inv := normalizeGroups(sum.F, sum.Numel()/H, H, eps, c.threads)
@@ -87,10 +100,8 @@ func opContribAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	if bias != nil {
-		if qkv, err = binaryOp(qkv, bias, c.threads, func(a, b float64) float64 { return a + b }, nil); err != nil {
-			return nil, err
-		}
+	if qkv, err = addBias(c, qkv, bias); err != nil {
+		return nil, err
 	}
 	qkv.normalize()
 	q := sliceAxis(qkv, 2, 0, sizes[0])

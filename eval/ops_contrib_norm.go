@@ -70,18 +70,11 @@ func opSkipSimplifiedLayerNorm(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 	if err := needFloat(in...); err != nil {
 		return nil, err
 	}
-	x, skip, gamma, bias := in[0], in[1], in[2], opt(in, 3)
-	add := func(a, b float64) float64 { return a + b }
-	sum, err := binaryOp(x, skip, c.threads, add, nil)
+	x, gamma := in[0], in[2]
+	sum, err := skipSum(c, x, in[1], opt(in, 3))
 	if err != nil {
 		return nil, err
 	}
-	if bias != nil {
-		if sum, err = binaryOp(sum, bias, c.threads, add, nil); err != nil {
-			return nil, err
-		}
-	}
-	sum.normalize()
 	ax := len(sum.Shape) - 1
 	n := sum.Shape[ax]
 	y, inv := rmsGroups(sum.F, sum.Numel()/n, n, float64(c.attrFloat("epsilon", 1e-12)), expandTo(gamma, sum.Shape[ax:]).F, c.threads)
