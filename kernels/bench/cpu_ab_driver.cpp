@@ -5,6 +5,7 @@
 //
 //   cpu_ab_driver --list [--quick]
 //   cpu_ab_driver LIB SHAPE [--quick] [--threads N] [--wall]
+//   cpu_ab_driver LIB SHAPE --pair LIB_B [--samples N] [--quick] [--threads N] [--wall]
 //
 // Time per call: after one warm-up call, the fastest of 3 batches, each as
 // many calls as fill about 0.1 s (one batch of one call when a call takes
@@ -12,6 +13,14 @@
 // default (other jobs share this machine's cores; CPU time only counts while
 // this process runs; with 2 threads it is the sum of both), wall time with
 // --wall. --quick uses the table's smaller sizes (CI).
+//
+// --pair loads a second library into the same process and alternates the
+// two, A B B A ..., one sample (a batch of about 20 ms of calls) each: a
+// drift of the machine (another job, the clock) hits both sides of adjacent
+// samples alike, so the median of the per-pair ratios B/A resolves smaller
+// differences than separate processes do. Prints per side min and median
+// seconds per call, then the ratios' median and quartiles, and whether the
+// outputs' checksums agree.
 #include <dlfcn.h>
 #include <time.h>
 
@@ -151,15 +160,87 @@ double checksum(const Buffers& bu, attnopt_dtype t) {
 }
 
 int usage() {
-  std::fprintf(stderr, "usage: cpu_ab_driver --list [--quick] | LIB SHAPE [--quick] [--threads N] [--wall]\n");
+  std::fprintf(stderr,
+               "usage: cpu_ab_driver --list [--quick] | LIB SHAPE [--quick] [--threads N] [--wall] "
+               "[--pair LIB_B [--samples N]]\n");
   return 2;
+}
+
+using Fwd = int (*)(const attnopt_flash_params*);
+using SetThreads = void (*)(int);
+
+// The library's entry points, or null (with the reason printed).
+Fwd open_library(const std::string& path, int threads) {
+  void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    std::fprintf(stderr, "cpu_ab_driver: %s\n", dlerror());
+    return nullptr;
+  }
+  auto fwd = reinterpret_cast<Fwd>(dlsym(lib, "attnopt_cpu_flash_attention_fwd"));
+  auto set_threads = reinterpret_cast<SetThreads>(dlsym(lib, "attnopt_cpu_set_num_threads"));
+  if (!fwd || !set_threads) {
+    std::fprintf(stderr, "cpu_ab_driver: %s lacks the attnopt CPU entry points\n", path.c_str());
+    return nullptr;
+  }
+  set_threads(threads);
+  return fwd;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<size_t>(q * (v.size() - 1) + 0.5)];
+}
+
+// --pair: A and B alternated in this process (see the header).
+int run_pair(Fwd fa, Fwd fb, const Shape& shape, bool quick, bool wall, int samples) {
+  Buffers ba, bb;
+  const attnopt_flash_params pa = make(shape, quick, ba), pb = make(shape, quick, bb);
+  double t0 = now(wall);
+  if (fa(&pa) != ATTNOPT_OK || fb(&pb) != ATTNOPT_OK) {
+    std::fprintf(stderr, "cpu_ab_driver: the call failed\n");
+    return 1;
+  }
+  const double first = (now(wall) - t0) / 2;
+  const long reps = std::max(1L, static_cast<long>(0.02 / std::max(first, 1e-7)));
+  auto sample = [&](Fwd f, const attnopt_flash_params& p) {
+    const double s0 = now(wall);
+    for (long r = 0; r < reps; ++r) f(&p);
+    return (now(wall) - s0) / reps;
+  };
+  std::vector<double> ta, tb, ratio;
+  for (int i = 0; i < samples; ++i) {
+    double a, b;
+    if (i % 2 == 0) {
+      a = sample(fa, pa);
+      b = sample(fb, pb);
+    } else {
+      b = sample(fb, pb);
+      a = sample(fa, pa);
+    }
+    ta.push_back(a);
+    tb.push_back(b);
+    ratio.push_back(b / a);
+  }
+  const double ca = checksum(ba, shape.dtype), cb = checksum(bb, shape.dtype);
+  std::printf("A min %.4g med %.4g | B min %.4g med %.4g | B/A pairs median %.3f (quartiles %.3f-%.3f, %d pairs) | "
+              "same output %s\n",
+              *std::min_element(ta.begin(), ta.end()), median(ta), *std::min_element(tb.begin(), tb.end()), median(tb),
+              median(ratio), quantile(ratio, 0.25), quantile(ratio, 0.75), samples, ca == cb ? "yes" : "NO");
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   bool quick = false, wall = false, list = false;
-  int threads = 1;
+  int threads = 1, samples = 41;
+  std::string pair;
   std::vector<std::string> pos;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -167,6 +248,8 @@ int main(int argc, char** argv) {
     else if (a == "--wall") wall = true;
     else if (a == "--list") list = true;
     else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (a == "--pair" && i + 1 < argc) pair = argv[++i];
+    else if (a == "--samples" && i + 1 < argc) samples = std::atoi(argv[++i]);
     else if (a.rfind("--", 0) == 0) return usage();
     else pos.push_back(a);
   }
@@ -174,7 +257,7 @@ int main(int argc, char** argv) {
     for (const Shape& s : kShapes) std::printf("%s\n", s.name);
     return 0;
   }
-  if (pos.size() != 2 || threads < 1) return usage();
+  if (pos.size() != 2 || threads < 1 || samples < 1) return usage();
   const Shape* shape = nullptr;
   for (const Shape& s : kShapes)
     if (pos[1] == s.name) shape = &s;
@@ -182,20 +265,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "cpu_ab_driver: unknown shape '%s' (see --list)\n", pos[1].c_str());
     return 2;
   }
-  void* lib = dlopen(pos[0].c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    std::fprintf(stderr, "cpu_ab_driver: %s\n", dlerror());
-    return 2;
+  const Fwd fwd = open_library(pos[0], threads);
+  if (!fwd) return 2;
+  if (!pair.empty()) {
+    const Fwd fb = open_library(pair, threads);
+    if (!fb) return 2;
+    return run_pair(fwd, fb, *shape, quick, wall, samples);
   }
-  using Fwd = int (*)(const attnopt_flash_params*);
-  using SetThreads = void (*)(int);
-  auto fwd = reinterpret_cast<Fwd>(dlsym(lib, "attnopt_cpu_flash_attention_fwd"));
-  auto set_threads = reinterpret_cast<SetThreads>(dlsym(lib, "attnopt_cpu_set_num_threads"));
-  if (!fwd || !set_threads) {
-    std::fprintf(stderr, "cpu_ab_driver: %s lacks the attnopt CPU entry points\n", pos[0].c_str());
-    return 2;
-  }
-  set_threads(threads);
   Buffers bu;
   const attnopt_flash_params p = make(*shape, quick, bu);
   double t0 = now(wall);

@@ -13,7 +13,7 @@
 
 namespace attnopt {
 
-constexpr int64_t kCpuBlockQ = 128;  // query rows per work item (a chunk)
+constexpr int64_t kCpuBlockQ = 256;  // query rows per work item (a chunk)
 constexpr int64_t kCpuBlockK = 64;   // keys per tile
 
 struct Operand {

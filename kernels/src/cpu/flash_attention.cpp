@@ -134,7 +134,12 @@ extern "C" int attnopt_cpu_flash_attention_fwd(const attnopt_flash_params* p) {
   const bool heads_inner = reuse_keys && w.splits == 1 && p->mask_type != ATTNOPT_MASK_NONE &&
                            p->mask_stride[2] != 0 && p->mask_stride[1] == 0 && p->heads_q > 1 &&
                            kv * head_floats <= cpu_packed_budget();
-  const bool prepack = heads_inner;
+  // Several threads on long keys would each pack (and stream from L3) their
+  // own copy of the same tiles: one shared store instead, whose page faults
+  // are small against such a call.
+  const bool shared_long = reuse_keys && w.splits == 1 && cpu_num_threads() > 1 &&
+                           head_floats >= (int64_t{1} << 20) && kv * head_floats <= cpu_packed_budget();
+  const bool prepack = heads_inner || shared_long;
   auto item_of = [&](int64_t i) {
     Item it;
     if (heads_inner) {  // batch, query chunk, kv head, head chunk

@@ -16,15 +16,23 @@ namespace attnopt {
 
 static std::atomic<int> g_num_threads{0};
 
+// The default, read once: hardware_concurrency() reads a file under /sys
+// (three system calls, about 2 us here), which every call paid before.
+static int default_num_threads() {
+  static const int n = [] {
+    if (const char* env = std::getenv("ATTNOPT_NUM_THREADS")) {
+      const int e = std::atoi(env);
+      if (e > 0) return e;
+    }
+    const int hw = static_cast<int>(std::thread::hardware_concurrency());
+    return hw > 0 ? hw : 1;
+  }();
+  return n;
+}
+
 int cpu_num_threads() {
-  int n = g_num_threads.load();
-  if (n > 0) return n;
-  if (const char* env = std::getenv("ATTNOPT_NUM_THREADS")) {
-    n = std::atoi(env);
-    if (n > 0) return n;
-  }
-  n = static_cast<int>(std::thread::hardware_concurrency());
-  return n > 0 ? n : 1;
+  const int n = g_num_threads.load(std::memory_order_relaxed);
+  return n > 0 ? n : default_num_threads();
 }
 
 namespace {

@@ -9,7 +9,7 @@
 namespace attnopt {
 
 // Worker count: attnopt_cpu_set_num_threads, else ATTNOPT_NUM_THREADS, else
-// std::thread::hardware_concurrency().
+// std::thread::hardware_concurrency() (those two read once, at first use).
 int cpu_num_threads();
 
 // Runs fn(item, worker) for every item in [0, items). Each worker pulls items

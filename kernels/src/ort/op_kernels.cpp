@@ -75,7 +75,9 @@ int ort_parallel_for(void* ctx, attnopt_parallel_body body, void* arg, size_t n)
 class OnSessionThreads {
  public:
   explicit OnSessionThreads(OrtKernelContext* ctx) {
-    attnopt_cpu_set_thread_runner(ort_parallel_for, ctx, static_cast<int>(std::thread::hardware_concurrency()));
+    // hardware_concurrency() costs system calls: read once, not per run.
+    static const int width = static_cast<int>(std::thread::hardware_concurrency());
+    attnopt_cpu_set_thread_runner(ort_parallel_for, ctx, width);
   }
   ~OnSessionThreads() { attnopt_cpu_set_thread_runner(nullptr, nullptr, 0); }
 };
