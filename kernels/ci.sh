@@ -106,6 +106,12 @@ echo "== kernels: CPU regression A/B (--quick)"
 t0=$(stamp)
 if command -v python3 >/dev/null 2>&1; then
   python3 "$here/bench/cpu_ab.py" --quick --rounds 5 --build "$build/cpu" --cache "$build/ab"
+  # The --pair mode (two libraries in one process), here the library against
+  # itself: its output must match its own.
+  pair=$("$build/cpu/cpu_ab_driver" "$build/cpu/libattnopt_cpu.so" "tiny vit h4 d16 N17" --quick \
+    --pair "$build/cpu/libattnopt_cpu.so" --samples 3)
+  echo "--pair, the library against itself: $pair"
+  [[ "$pair" == *"same output yes"* ]]
 else
   echo "skipped: python3 not found"
 fi
