@@ -131,14 +131,13 @@ extern "C" int attnopt_cpu_flash_attention_fwd(const attnopt_flash_params* p) {
   // when they fit the budget. (Elsewhere the per-thread tiles are cheaper: a
   // fresh store of all heads costs its page faults on every call.)
   const int64_t head_floats = packed_key_floats(core, w.split_len);
-  const bool heads_inner = reuse_keys && w.splits == 1 && p->mask_type != ATTNOPT_MASK_NONE &&
-                           p->mask_stride[2] != 0 && p->mask_stride[1] == 0 && p->heads_q > 1 &&
-                           kv * head_floats <= cpu_packed_budget();
+  const bool can_prepack = reuse_keys && w.splits == 1 && kv * head_floats <= cpu_packed_budget();
+  const bool heads_inner = can_prepack && p->mask_type != ATTNOPT_MASK_NONE && p->mask_stride[2] != 0 &&
+                           p->mask_stride[1] == 0 && p->heads_q > 1;
   // Several threads on long keys would each pack (and stream from L3) their
   // own copy of the same tiles: one shared store instead, whose page faults
   // are small against such a call.
-  const bool shared_long = reuse_keys && w.splits == 1 && cpu_num_threads() > 1 &&
-                           head_floats >= (int64_t{1} << 20) && kv * head_floats <= cpu_packed_budget();
+  const bool shared_long = can_prepack && cpu_num_threads() > 1 && head_floats >= (int64_t{1} << 20);
   const bool prepack = heads_inner || shared_long;
   auto item_of = [&](int64_t i) {
     Item it;
