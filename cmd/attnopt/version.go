@@ -27,14 +27,14 @@ type library struct {
 	Error   string `json:"error,omitempty"`
 }
 
-func newVersionCmd(stdout io.Writer) *cobra.Command {
+func newVersionCmd(stdout, stderr io.Writer) *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "version",
 		Short: "Print attnopt's version and the ONNX Runtime and custom-op libraries it finds",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			d := versionDoc{Schema: report.VersionSchemaV1, Info: version.Get(), ONNXRuntime: findORT(), CustomOps: findCustomOps()}
+			d := versionDoc{Schema: report.VersionSchemaV1, Info: version.Get(), ONNXRuntime: findORT(stderr), CustomOps: findCustomOps()}
 			if asJSON {
 				return report.WriteJSON(stdout, d)
 			}
@@ -59,11 +59,15 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 	return c
 }
 
-func findORT() library {
+// findORT loads the ONNX Runtime found to read its version, saying so
+// first; the custom-op library is only located, never loaded, here.
+func findORT(stderr io.Writer) library {
+	announceDevMode(stderr)
 	f, err := ort.LocateLibrary("")
 	if err != nil {
 		return library{Error: err.Error()}
 	}
+	announceLoad(stderr, "ONNX Runtime", f)
 	rt, err := ort.Open(f.Path)
 	if err != nil {
 		return library{Path: f.Path, From: f.From, Error: "found " + f.Path + " but it does not load: " + err.Error()}
