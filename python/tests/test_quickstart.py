@@ -75,7 +75,8 @@ def test_quickstart_runs_verbatim(tmp_path):
     fresh_copy(checkout)
     # A new user's shell: no venv active and none of the variables the tests set.
     env = {k: v for k, v in os.environ.items() if k not in (
-        "VIRTUAL_ENV", "ORT_LIB", "ONNXRUNTIME_LIB", "ATTNOPT_CUSTOM_OPS", "ATTNOPT_RUNTIME", "ATTNOPT_BINARY", "PYTHONPATH")}
+        "VIRTUAL_ENV", "ORT_LIB", "ONNXRUNTIME_LIB", "ATTNOPT_CUSTOM_OPS", "ATTNOPT_RUNTIME", "ATTNOPT_BINARY", "PYTHONPATH",
+        "ATTNOPT_DEV")}
     venv_bin = os.environ.get("VIRTUAL_ENV", "\0") + "/bin"
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != venv_bin)
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
