@@ -113,8 +113,20 @@ func TestPlantedLibrariesNeverLoad(t *testing.T) {
 		checkAnnounced(t, args, bin, out)
 	}
 
+	// A real ONNX Runtime, when the test has one ($ONNXRUNTIME_LIB, as
+	// scripts/test.sh sets): version loads it, announced first, and nothing
+	// else.
+	if lib := os.Getenv("ONNXRUNTIME_LIB"); lib != "" {
+		out := runIn(append(env, "ONNXRUNTIME_LIB="+lib), "version")
+		if !dlopened.MatchString(out) {
+			t.Logf("no dlopen seen in LD_DEBUG output (a static binary?):\n%s", out)
+		}
+		checkAnnounced(t, []string{"version", "$ONNXRUNTIME_LIB"}, bin, out)
+	}
+
 	// The control: development mode searches the folders above and says so.
 	out := runIn(append(env, "ATTNOPT_DEV=1"), "version")
+	checkAnnounced(t, []string{"version", "$ATTNOPT_DEV=1"}, bin, out)
 	if _, err := os.Stat(marker); err != nil {
 		t.Fatalf("$ATTNOPT_DEV=1 did not find the plant (the test plants in the wrong place?):\n%s", out)
 	}
