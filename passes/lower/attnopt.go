@@ -14,8 +14,11 @@ type attnoptTarget struct{}
 
 func init() { registerTarget(attnoptTarget{}) }
 
-func (attnoptTarget) Name() string     { return "attnopt" }
-func (attnoptTarget) Op() string       { return opdef.FlashAttention.FullName() }
+func (attnoptTarget) Name() string { return "attnopt" }
+func (attnoptTarget) Op() string   { return opdef.FlashAttention.FullName() }
+func (attnoptTarget) Summary() string {
+	return "attnopt's kernels, CPU and CUDA, through its ONNX Runtime custom-op library"
+}
 func (attnoptTarget) WindowOp() string { return opdef.WindowAttention.FullName() }
 func (attnoptTarget) Import() graph.Opset {
 	return graph.Opset{Domain: opdef.Domain, Version: opdef.Version}

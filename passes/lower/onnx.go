@@ -19,6 +19,7 @@ func init() { registerTarget(onnxTarget{}) }
 
 func (onnxTarget) Name() string            { return "onnx" }
 func (onnxTarget) Op() string              { return "ai.onnx.Attention" }
+func (onnxTarget) Summary() string         { return "the standard op; models of opset 23 and later" }
 func (onnxTarget) WindowOp() string        { return "" }
 func (onnxTarget) Import() graph.Opset     { return graph.Opset{Domain: "", Version: 23} }
 func (onnxTarget) Owns(n *graph.Node) bool { return n.Is("Attention") }
