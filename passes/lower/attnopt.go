@@ -26,7 +26,7 @@ func (attnoptTarget) Import() graph.Opset {
 func (attnoptTarget) CheckModel(m *graph.Model) error       { return nil }
 func (attnoptTarget) Materialises(o *canonical.SDPA) string { return "" }
 func (attnoptTarget) OnCUDA(o *canonical.SDPA) CUDAPath {
-	return CUDAPath{CUDAAttnopt, "attnopt.FlashAttention's CUDA kernel (libattnopt_ort.so)"}
+	return CUDAPath{Kernel: CUDAAttnopt, Why: "attnopt.FlashAttention's CUDA kernel (libattnopt_ort.so)"}
 }
 func (attnoptTarget) Owns(n *graph.Node) bool { return n.Domain == "attnopt" }
 
