@@ -37,7 +37,6 @@ func (c *CUDAInfo) runs(fact string) string {
 	return fact
 }
 
-
 // cudaAdvice is inspect's per-site advice for a GPU deployment.
 func cudaAdvice(s *passes.Site) *CUDAInfo {
 	target, mha := passes.CUDAAdvice(passes.CUDACaseOfSite(s))
