@@ -8,7 +8,7 @@ import (
 )
 
 // CUDAInfo is what a site costs on ONNX Runtime's CUDA execution provider
-// (passes/cuda_path.go). In inspect: the kernel ORT's own MultiHeadAttention
+// (passes/lower/cuda.go). In inspect: the kernel ORT's own MultiHeadAttention
 // would run there and the target to deploy with (ort where that kernel is
 // memory-efficient, attnopt where not); in rewrite: the kernel the written
 // op runs.

@@ -51,7 +51,7 @@ func (onnxTarget) Accept(o *canonical.SDPA) error {
 	if o.Softcap > 0 && (o.Mask != nil || o.Causal) {
 		// The spec caps before the mask, as the site does; ONNX Runtime
 		// 1.24's CPU kernel caps after it, so a dropped key scores −softcap
-		// and is attended (measured: passes/lower/softcap_test.go).
+		// and is attended (measured: passes/softcap_test.go).
 		return match.Rejectf(match.CodeTarget, o.Node, "softcap %g with a mask or causal: ONNX Runtime 1.24's Attention applies softcap after the mask, so masked keys would be attended (use --target attnopt)", o.Softcap)
 	}
 	switch o.DType() {
