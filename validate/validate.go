@@ -21,7 +21,7 @@ type Options struct {
 	MaxScoreBytes int64
 	// MaxError bounds the max abs error of approximate sites (windowed or
 	// pooled). Without it a site passes only under the bound its rewrite
-	// recorded (passes/plan_meta.go); otherwise it is Approximate.
+	// recorded (passes/plan/meta.go); otherwise it is Approximate.
 	MaxError float64
 	// Inputs are the user's own values of the original's graph inputs
 	// (--inputs FILE.npz, named InputsName in reports), run as one more

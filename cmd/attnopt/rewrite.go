@@ -41,9 +41,12 @@ func newRewriteCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Fuse every attention site into one memory-efficient op",
 		Long: "Rewrites each MatMul→Softmax→MatMul attention site into a fused op and writes\n" +
 			"MODEL.attnopt.onnx beside the input (the input is never modified).\n" +
-			"Targets: attnopt (attnopt.FlashAttention, this project's kernels), ort\n" +
-			"(com.microsoft.MultiHeadAttention, stock ONNX Runtime), onnx (Attention, opset ≥ 23).",
-		Args: cobra.ExactArgs(1),
+			noSitesHelp + "\nTargets (--target):\n" + targetsHelp(),
+		Example: `  attnopt rewrite model.onnx                     # writes model.attnopt.onnx
+  attnopt rewrite model.onnx -o fused.onnx --validate --report report.html
+  attnopt rewrite model.onnx --target ort        # stock ONNX Runtime's MultiHeadAttention, no custom-op library
+  attnopt rewrite model.onnx --memory-budget 16GiB --allow-approx`,
+		Args: operands,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.model = args[0]
 			o.prog = newProgress(stderr, quiet(c) || o.json)
@@ -66,6 +69,21 @@ func newRewriteCmd(stdout, stderr io.Writer) *cobra.Command {
 	o.report.register(c)
 	o.approx.register(c)
 	return c
+}
+
+// noSitesHelp is what rewrite does when it fuses nothing (docs/cli.md).
+const noSitesHelp = "When no site is fused, nothing is written and the output says so (exit 0); with\n" +
+	"-o FILE the model is written there unchanged, as asked."
+
+// targetsHelp lists the targets from their table (passes/lower/target.go):
+// one line each, the name, the op it writes and what runs it.
+func targetsHelp() string {
+	var b strings.Builder
+	for _, name := range passes.TargetNames() {
+		t, _ := passes.TargetByName(name)
+		fmt.Fprintf(&b, "  %-8s %s: %s\n", name, t.Op(), t.Summary())
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // defaultOutput is MODEL.attnopt.onnx beside the input.
@@ -148,6 +166,14 @@ func runRewrite(o *rewriteOptions) error {
 			return &graph.InputError{File: o.model, Msg: me.Msg, Err: err}
 		}
 		return fmt.Errorf("%s: %w", o.model, err)
+	}
+	if ctx.FusedCount() == 0 && o.output == "" {
+		// Nothing to rewrite: a copy beside the input would only be a
+		// second file to mistake for a rewrite. An explicit -o is a
+		// promise to a pipeline that the file will exist, so it is kept.
+		report.WriteRewrite(o.out, report.NewRewrite(o.model, "", ctx, graph.SaveResult{}), o.explain)
+		writePlans(o.out, ctx, approx.MemoryBudget > 0)
+		return o.report.write(o.out, o.jsonOut(), o.prov, "", m, ctx, nil)
 	}
 	res, err := m.Save(out)
 	if err != nil {

@@ -51,7 +51,10 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 			"attnopt ops, when both are found (--ort-lib, $ORT_LIB, the Python environment's onnxruntime,\n" +
 			"the system; --custom-ops, $ATTNOPT_CUSTOM_OPS, the attnopt wheel), else the pure-Go runtime;\n" +
 			"the first line printed says which runtime and libraries ran.",
-		Args: cobra.ExactArgs(2),
+		Example: `  attnopt validate model.onnx model.attnopt.onnx
+  attnopt validate model.onnx model.attnopt.onnx --scope model --runtime go
+  attnopt validate model.onnx model.attnopt.onnx --inputs inputs.npz --json`,
+		Args: operands,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.original, o.rewritten = args[0], args[1]
 			o.prog = newProgress(stderr, quiet(c) || o.format.json || o.format.format == "json")

@@ -32,7 +32,9 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "version",
 		Short: "Print attnopt's version and the ONNX Runtime and custom-op libraries it finds",
-		Args:  cobra.NoArgs,
+		Example: `  attnopt version
+  attnopt version --json`,
+		Args: operands,
 		RunE: func(c *cobra.Command, args []string) error {
 			d := versionDoc{Schema: report.VersionSchemaV1, Info: version.Get(), ONNXRuntime: findORT(), CustomOps: findCustomOps()}
 			if asJSON {

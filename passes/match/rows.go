@@ -32,7 +32,7 @@ func (e EmptyRows) String() string {
 }
 
 // Rows is how an op computes its rows that see no key: the source graph's
-// fills (match_fills.go). The zero value is EmptyZero, which needs none.
+// fills (fills.go). The zero value is EmptyZero, which needs none.
 type Rows struct {
 	Empty      EmptyRows
 	MaskFill   float64 // added to keys a bool mask drops

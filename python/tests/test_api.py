@@ -326,7 +326,10 @@ def test_validation_defaults_to_this_pythons_onnxruntime(sagan):
     lib = Path(onnxruntime_library_path())
     assert lib.name == f"libonnxruntime.so.{ort.__version__}"
     assert lib.parent.parent == Path(ort.__file__).parent
-    assert (rt.name, rt.version, rt.library, rt.custom_ops) == ("ort", ort.__version__, str(lib), attnopt.get_library_path())
+    assert (rt.name, rt.version) == ("ort", ort.__version__)
+    # The report names the libraries, not this machine's paths (docs/reports.md).
+    for got, path in ((rt.library, lib), (rt.custom_ops, Path(attnopt.get_library_path()))):
+        assert Path(got).name == path.name and not Path(got).is_absolute()
     assert res.validation.passed and res.validation.checks[0].outputs[0].max_abs < 1e-4
     v = attnopt.validate(sagan, res.output)
     assert v.runtime.name == "ort" and v.passed

@@ -142,7 +142,8 @@ class Check:
 @dataclass(frozen=True)
 class Runtime:
     """The runtime seeded inputs ran in: "go", or "ort" with ONNX Runtime's
-    version and the libraries loaded."""
+    version and the libraries loaded, named as reports name them: relative
+    to the working directory when inside it, else by file name."""
 
     name: str
     version: Optional[str]
