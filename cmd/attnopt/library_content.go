@@ -43,3 +43,30 @@ func onCUDA(lib ort.LibraryContent, cuda ort.CUDAStatus, providers []string) (bo
 	}
 	return true, "yes: " + strings.Join(fit, ", ")
 }
+
+// libraryFound is the custom-op library a model with attnopt's ops needs,
+// found as --runtime ort would (the --custom-ops flag, then the search of
+// eval/ort/find.go), and what it can run; err says why there is none.
+type libraryFound struct {
+	path    string
+	content ort.LibraryContent
+	err     error
+}
+
+func findLibrary(flag string) libraryFound {
+	f, err := ort.LocateCustomOps(flag)
+	if err != nil {
+		return libraryFound{err: err}
+	}
+	c, err := ort.ReadLibraryContent(f.Path)
+	return libraryFound{path: f.Path, content: c, err: err}
+}
+
+// line is rewrite's last text line: the library that runs the model's
+// attnopt ops here and its kernels, or why none was found.
+func (l libraryFound) line() string {
+	if l.err != nil {
+		return "custom ops: " + l.err.Error()
+	}
+	return "custom ops: " + l.path + ": " + l.content.Kernels()
+}

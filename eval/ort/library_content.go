@@ -158,6 +158,12 @@ func (c LibraryContent) CPUKernels() string {
 	return strings.Join(c.CPUISAs, ", ") + " (this CPU: " + c.CPUSelected + ")"
 }
 
+// Kernels is both: "CPU kernels generic, avx2 (this CPU: avx2); CUDA
+// kernels none (...)".
+func (c LibraryContent) Kernels() string {
+	return "CPU kernels " + c.CPUKernels() + "; CUDA kernels " + c.CUDAKernels()
+}
+
 // RunsOn says whether the library has code for a GPU of compute
 // capability sm (86 for sm_86): its machine code, or PTX of an older
 // architecture that the driver compiles.
