@@ -36,6 +36,18 @@ func TestPythonPackageReadsThisVersionAndLicense(t *testing.T) {
 	}
 }
 
+// CHANGELOG.md's newest section is this version (docs/release.md).
+func TestChangelogHasThisVersion(t *testing.T) {
+	data, err := os.ReadFile("../../CHANGELOG.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^## (\S+) \((unreleased|\d{4}-\d{2}-\d{2})\)$`).FindStringSubmatch(string(data))
+	if m == nil || m[1] != Version {
+		t.Errorf("CHANGELOG.md's newest section is %q, want \"## %s (unreleased)\" or with its date", m, Version)
+	}
+}
+
 func TestString(t *testing.T) {
 	cases := []struct {
 		info Info
