@@ -19,7 +19,7 @@ const cudaEP = "CUDAExecutionProvider"
 func onCUDA(lib ort.LibraryContent, cuda ort.CUDAStatus, providers []string) (bool, string) {
 	switch {
 	case lib.CUDA == "none" || lib.CUDA == "":
-		return false, "no: the custom-op library has no CUDA kernels (build the wheel with nvcc on PATH, python/README.md)"
+		return false, "no: the custom-op library has no CUDA kernels (the wheel python/build-wheel.sh makes has them: python/README.md)"
 	case len(cuda.Devices) == 0:
 		why := cuda.Error
 		if why == "" {

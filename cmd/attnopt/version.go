@@ -107,11 +107,11 @@ func findCustomOps() library {
 // printCapabilities is the text form of what can run where: the ORT
 // providers, the library's kernels, the CUDA driver and the verdict.
 func printCapabilities(w io.Writer, d versionDoc) {
-	if p := d.ONNXRuntime.Providers; p != nil {
-		fmt.Fprintf(w, "  providers: %s\n", strings.Join(p, ", "))
-	}
 	if c := d.CustomOps.Content; c != nil {
 		fmt.Fprintf(w, "  CPU kernels: %s\n  CUDA kernels: %s\n", c.CPUKernels(), c.CUDAKernels())
+	}
+	if p := d.ONNXRuntime.Providers; p != nil {
+		fmt.Fprintf(w, "ONNX Runtime providers: %s\n", strings.Join(p, ", "))
 	}
 	switch {
 	case len(d.CUDA.Devices) > 0:
