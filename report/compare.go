@@ -41,7 +41,8 @@ type Report struct {
 	Notes      []string        `json:"notes"`
 	// RunsWith says what runs B (the custom-op library it needs, the ONNX
 	// Runtime versions tested); empty when B needs nothing special.
-	RunsWith   string      `json:"runs_with,omitempty"`
+	RunsWith   string `json:"runs_with,omitempty"`
+	customOps  *customOps
 	Provenance *Provenance `json:"provenance,omitempty"`
 }
 

@@ -184,6 +184,11 @@ func runRewrite(o *rewriteOptions) error {
 		fmt.Fprintf(o.out, "the output is over protobuf's 2 GiB limit, which ONNX Runtime cannot parse: initializers of 1 KiB and more were moved to %s\n", res.DataFile)
 	}
 	writePlans(o.out, ctx, approx.MemoryBudget > 0)
+	if m.Opset("attnopt") > 0 {
+		l := findLibrary(o.runtime.customOps)
+		o.report.library = &l
+		fmt.Fprintln(o.out, l.line())
+	}
 	// Approximate sites are always validated: their error is part of the result.
 	// and so is every site of a budgeted rewrite (the plan's measured error).
 	if (!o.validate && !hasApprox(ctx) && approx.MemoryBudget == 0) || ctx.FusedCount() == 0 {

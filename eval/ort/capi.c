@@ -56,6 +56,8 @@ typedef void (*ReleaseTensorTypeAndShapeInfo_t)(OrtTensorTypeAndShapeInfo*);
 typedef OrtStatus* (*Run_t)(OrtSession*, const OrtRunOptions*, const char* const*, const OrtValue* const*, size_t,
                             const char* const*, size_t, OrtValue**);
 typedef void (*ReleaseValue_t)(OrtValue*);
+typedef OrtStatus* (*GetAvailableProviders_t)(char***, int*);
+typedef OrtStatus* (*ReleaseAvailableProviders_t)(char**, int);
 
 // API(Name) is the OrtApi slot of member Name as a callable pointer.
 #define API(name) ((name##_t)g_api[AO_IDX_##name])
@@ -252,4 +254,21 @@ char* ao_tensor_info(OrtValue* v, int* is_tensor, int* elem, size_t* rank, int64
   API(ReleaseTensorTypeAndShapeInfo)(info);
   if (err) return err;
   return take(API(GetTensorMutableData)(v, data));
+}
+
+char* ao_providers(char** out) {
+  char** names = NULL;
+  int n = 0;
+  char* err = take(API(GetAvailableProviders)(&names, &n));
+  if (err) return err;
+  size_t len = 1;
+  for (int i = 0; i < n; i++) len += strlen(names[i]) + 1;
+  char* s = (char*)malloc(len);
+  s[0] = 0;
+  for (int i = 0; i < n; i++) {
+    if (i) strcat(s, ",");
+    strcat(s, names[i]);
+  }
+  *out = s;
+  return take(API(ReleaseAvailableProviders)(names, n));
 }

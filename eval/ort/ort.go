@@ -98,6 +98,18 @@ func load(libPath string) (*Runtime, error) {
 // Version is the loaded library's version string, e.g. "1.24.3".
 func (r *Runtime) Version() string { return r.version }
 
+// Providers lists the execution providers this build of ONNX Runtime has
+// ("CUDAExecutionProvider", "CPUExecutionProvider"): a CPU-only package
+// lacks CUDA's whatever the machine has.
+func (r *Runtime) Providers() ([]string, error) {
+	var out *C.char
+	if err := check(C.ao_providers(&out)); err != nil {
+		return nil, fmt.Errorf("ort: available providers: %w", err)
+	}
+	defer C.free(unsafe.Pointer(out))
+	return strings.Split(C.GoString(out), ","), nil
+}
+
 // Path is the library path the runtime was loaded from.
 func (r *Runtime) Path() string { return r.path }
 

@@ -209,7 +209,6 @@ def _garbage(tmp_path: Path) -> Path:
         (lambda t, m: attnopt.inspect(t / "missing.onnx"), 2, "missing.onnx"),
         (lambda t, m: attnopt.inspect(_garbage(t)), 2, "garbage.onnx"),
         (lambda t, m: attnopt.rewrite(m, target="bogus"), 2, "bogus"),
-        (lambda t, m: attnopt.rewrite(m, no_such_flag=True), 2, "unknown flag: --no-such-flag"),
         (lambda t, m: attnopt.rewrite(m, m), 2, "attnopt never modifies its input"),
         (lambda t, m: attnopt.rewrite(m, window="eight"), 2, "--window"),
         (lambda t, m: attnopt.validate(m, t / "missing.onnx"), 2, "missing.onnx"),
