@@ -26,7 +26,7 @@ func newInspectCmd(stdout, stderr io.Writer) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.model = args[0]
-			o.prog = newProgress(stderr, quiet(c))
+			o.prog = newProgress(stderr, quiet(c), true)
 			o.prov = provenanceOf(c)
 			return runInspect(o)
 		},
