@@ -21,6 +21,10 @@ type Rewrite struct {
 	External ExternalResult `json:"external_data"`
 	Rejected []Rejection    `json:"rejected,omitempty"`
 	Note     string         `json:"note,omitempty"`
+	// RowsNote says, once per model, that rows seeing no key differ
+	// between the rewrite and older ONNX Runtimes on the original
+	// (rowsNote).
+	RowsNote string `json:"rows_note,omitempty"`
 }
 
 // RewriteSite is one site and what happened to it.
@@ -72,6 +76,7 @@ func NewRewrite(in, out string, c *passes.Context, saved graph.SaveResult) *Rewr
 	for _, rej := range c.Match.Rejected {
 		r.Rejected = append(r.Rejected, newRejection(rej))
 	}
+	r.RowsNote = rowsNote(c.Actions)
 	if n := r.materialising(); n > 0 {
 		r.Note = fmt.Sprintf("note: %d of %d fused site(s) still materialise their scores in ONNX Runtime's CPU kernel for %s; --target attnopt (attnopt.FlashAttention) avoids them", n, r.Fused, r.Op)
 	}
@@ -123,6 +128,9 @@ func WriteRewrite(w io.Writer, r *Rewrite, explain bool) {
 	}
 	if r.Note != "" {
 		fmt.Fprintln(w, r.Note)
+	}
+	if r.RowsNote != "" {
+		fmt.Fprintln(w, r.RowsNote)
 	}
 }
 

@@ -13,7 +13,13 @@ import (
 // the rewrite, alone, on seeded inputs at the site's own shapes; a site
 // whose scores would not fit runs at reduced lengths, and the check says so.
 func validateSites(orig, rew *graph.Model, r Runner, opts Options) []Check {
-	sites := passes.FindSites(orig.Graph).Sites
+	var sites []*passes.Site
+	rewNodes := nodesByLabel(rew.Graph)
+	for _, s := range passes.FindSites(orig.Graph).Sites {
+		if !unrewritten(s, rewNodes) {
+			sites = append(sites, s)
+		}
+	}
 	var checks []Check
 	for i, s := range sites {
 		if opts.Progress != nil {

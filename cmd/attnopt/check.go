@@ -35,7 +35,7 @@ func newCheckCmd(stdout, stderr io.Writer) *cobra.Command {
 		Args: operands,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.model = args[0]
-			o.prog = newProgress(stderr, quiet(c))
+			o.prog = newProgress(stderr, quiet(c), true)
 			o.prov = provenanceOf(c)
 			return runCheck(o)
 		},

@@ -34,7 +34,7 @@ func newDiffCmd(stdout, stderr io.Writer) *cobra.Command {
 		Args: operands,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.a, o.b = args[0], args[1]
-			o.prog = newProgress(stderr, quiet(c))
+			o.prog = newProgress(stderr, quiet(c), true)
 			o.prov = provenanceOf(c)
 			return runDiff(o)
 		},

@@ -49,7 +49,7 @@ func newRewriteCmd(stdout, stderr io.Writer) *cobra.Command {
 		Args: operands,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.model = args[0]
-			o.prog = newProgress(stderr, quiet(c) || o.json)
+			o.prog = newProgress(stderr, quiet(c), !o.json)
 			o.prov = provenanceOf(c)
 			if o.json {
 				o.out = io.Discard
@@ -159,7 +159,9 @@ func runRewrite(o *rewriteOptions) error {
 			fmt.Fprintln(o.out, n)
 		}
 	}
+	o.prog.begin("rewriting " + o.model)
 	ctx, err := passes.Rewrite(m, passes.Options{Target: o.target, VerifyEach: o.verifyEach, Approx: approx, MinScores: minScores})
+	o.prog.done()
 	if err != nil {
 		var me *passes.ModelError
 		if errors.As(err, &me) {
@@ -175,7 +177,10 @@ func runRewrite(o *rewriteOptions) error {
 		writePlans(o.out, ctx, approx.MemoryBudget > 0)
 		return o.report.write(o.out, o.jsonOut(), o.prov, "", m, ctx, nil)
 	}
+	// Copying external data into the output's own file can take minutes.
+	o.prog.begin("writing " + out)
 	res, err := m.Save(out)
+	o.prog.done()
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", out, err)
 	}
@@ -194,7 +199,12 @@ func runRewrite(o *rewriteOptions) error {
 	if (!o.validate && !hasApprox(ctx) && approx.MemoryBudget == 0) || ctx.FusedCount() == 0 {
 		return o.report.write(o.out, o.jsonOut(), o.prov, out, m, ctx, nil)
 	}
-	return o.report.write(o.out, o.jsonOut(), o.prov, out, m, ctx, validateRewrite(o, out))
+	verdict, err := validateRewrite(o, out)
+	err = o.report.write(o.out, o.jsonOut(), o.prov, out, m, ctx, err)
+	// The validation's table and verdict come last, once every file is
+	// written: a CI log that shows the verdict shows a finished command.
+	verdict()
+	return err
 }
 
 // jsonOut is where --json prints the report (nil without --json).
@@ -205,30 +215,35 @@ func (o *rewriteOptions) jsonOut() io.Writer {
 	return nil
 }
 
-// validateRewrite checks the written model against the input, site by site.
-func validateRewrite(o *rewriteOptions, out string) error {
+// validateRewrite checks the written model against the input, site by
+// site; verdict prints the runtime, the table and the verdict.
+func validateRewrite(o *rewriteOptions, out string) (verdict func(), err error) {
+	verdict = func() {}
 	orig, err := loadModel(o.model, &o.pins, o.prog)
 	if err != nil {
-		return err
+		return verdict, err
 	}
 	rew, err := loadModel(out, &o.pins, o.prog)
 	if err != nil {
-		return err
+		return verdict, err
 	}
 	runner, rt, err := o.runtime.choose(rew)
 	if err != nil {
-		return err
+		return verdict, err
 	}
 	o.report.ran(rt)
 	pins, _ := o.pins.pins()
+	o.prog.begin("validating " + out)
 	rep := validate.Validate(orig, rew, runner, validate.Options{Seed: 1, Dims: pins.Dims, MaxError: o.approx.maxError,
 		Progress: func(done, total int, what string) { o.prog.step(done, total, what) }})
 	o.prog.done()
 	rep.Original, rep.Rewritten = o.model, out
 	o.report.validated(rep)
-	writeRuntime(o.out, rt)
-	report.WriteValidationTable(o.out, rep, isTerminal(o.out))
+	verdict = func() {
+		writeRuntime(o.out, rt)
+		report.WriteValidationTable(o.out, rep, isTerminal(o.out))
+	}
 	// The file is written either way; the exit code is the verdict's, as
 	// for validate (an approximate site without --max-error exits 4).
-	return verdictError(rep, o.model, out)
+	return verdict, verdictError(rep, o.model, out)
 }

@@ -57,7 +57,7 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 		Args: operands,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.original, o.rewritten = args[0], args[1]
-			o.prog = newProgress(stderr, quiet(c) || o.format.json || o.format.format == "json")
+			o.prog = newProgress(stderr, quiet(c), !o.format.json && o.format.format != "json")
 			o.prov = provenanceOf(c)
 			return runValidate(o)
 		},
@@ -121,6 +121,7 @@ func runValidate(o *validateOptions) error {
 			}
 		}
 	}
+	o.prog.begin(fmt.Sprintf("validating %s (--scope %s)", o.rewritten, o.scope))
 	rep := validate.Validate(orig, rew, runner, validate.Options{
 		Scope: o.scope, Seed: o.seed, Atol: o.atol, Rtol: o.rtol, Dims: pins.Dims,
 		MaxError: o.maxError, Inputs: inputs, InputsName: filepath.Base(o.inputs),

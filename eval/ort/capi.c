@@ -29,6 +29,7 @@ typedef OrtStatus* (*SetInterOpNumThreads_t)(OrtSessionOptions*, int);
 typedef OrtStatus* (*SetSessionGraphOptimizationLevel_t)(OrtSessionOptions*, int);
 typedef OrtStatus* (*RegisterCustomOpsLibrary_V2_t)(OrtSessionOptions*, const char*);
 typedef void (*ReleaseSessionOptions_t)(OrtSessionOptions*);
+typedef OrtStatus* (*AddSessionConfigEntry_t)(OrtSessionOptions*, const char*, const char*);
 typedef OrtStatus* (*CreateSessionFromArray_t)(const OrtEnv*, const void*, size_t, const OrtSessionOptions*, OrtSession**);
 typedef void (*ReleaseSession_t)(OrtSession*);
 typedef OrtStatus* (*SessionGetInputCount_t)(const OrtSession*, size_t*);
@@ -142,6 +143,10 @@ char* ao_set_opt_level(OrtSessionOptions* o, int level) {
 
 char* ao_register_custom_ops(OrtSessionOptions* o, const char* path) {
   return take(API(RegisterCustomOpsLibrary_V2)(o, path));
+}
+
+char* ao_add_config(OrtSessionOptions* o, const char* key, const char* value) {
+  return take(API(AddSessionConfigEntry)(o, key, value));
 }
 
 void ao_release_session_options(OrtSessionOptions* o) {

@@ -54,6 +54,7 @@ enum {
   AO_IDX_ReleaseSessionOptions = 100,
   AO_IDX_GetAvailableProviders = 125,
   AO_IDX_ReleaseAvailableProviders = 126,
+  AO_IDX_AddSessionConfigEntry = 130,
   AO_IDX_RegisterCustomOpsLibrary_V2 = 228,
 };
 
@@ -85,6 +86,8 @@ char* ao_set_intra_threads(OrtSessionOptions* o, int n);
 char* ao_set_inter_threads(OrtSessionOptions* o, int n);
 char* ao_set_opt_level(OrtSessionOptions* o, int level);
 char* ao_register_custom_ops(OrtSessionOptions* o, const char* path);
+// ao_add_config sets a session configuration entry (AddSessionConfigEntry).
+char* ao_add_config(OrtSessionOptions* o, const char* key, const char* value);
 void ao_release_session_options(OrtSessionOptions* o);
 
 char* ao_create_session(OrtEnv* env, const void* model, size_t len, OrtSessionOptions* o, OrtSession** out);

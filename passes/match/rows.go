@@ -94,6 +94,13 @@ func rowsOfSite(s *Match) Rows {
 	return r
 }
 
+// MaySeeNoKey reports whether some query row of the site can see no key:
+// it has a mask, or causal attention with possibly more queries than keys
+// (the condition rowsOfSite states rows under).
+func (s *Match) MaySeeNoKey() bool {
+	return len(s.Masks) > 0 || (s.Causal && !provablyAtMost(s.QLen, s.KVLen))
+}
+
 // finiteTerms reports a mask built only from moderate finite fills
 // (Where(m, 0, −1e4)): the op adds them as they are, so a row they fill
 // is the source's literal row without any row semantics.

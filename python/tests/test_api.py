@@ -164,6 +164,15 @@ def test_validate_failures_carry_the_result(sagan, tmp_path):
     with pytest.raises(attnopt.AttnoptError) as e:
         attnopt.validate(NO_SITE, NO_SITE, runtime="go")
     assert e.value.returncode == 3 and not e.value.result.passed and "nothing to validate" in e.value.message
+    # A model with a site against itself, and a rewrite that fused none of
+    # its sites: no site was rewritten, so nothing is compared either.
+    kept = attnopt.rewrite(sagan, tmp_path / "kept.onnx", min_scores="1GiB").output
+    for rewritten in (sagan, kept):
+        with pytest.raises(attnopt.AttnoptError) as e:
+            attnopt.validate(sagan, rewritten, runtime="go")
+        r = e.value.result
+        assert e.value.returncode == 3 and "was rewritten; nothing to validate" in e.value.message
+        assert (r.passed, r.no_checks, r.checks) == (False, True, [])
     onnx = pytest.importorskip("onnx")
     # A rewrite whose scale is doubled: out of tolerance, exit 1.
     bad = attnopt.rewrite(sagan, tmp_path / "fused.onnx").model

@@ -71,7 +71,10 @@ def run(args: List[str], env: Optional[Dict[str, str]] = None) -> subprocess.Com
         exe = binary_path()
     except FileNotFoundError as e:
         raise AttnoptError(["attnopt", *args], 127, "", f"attnopt: {e}") from e
-    return subprocess.run([exe, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+    # --quiet: stderr is captured for the error message, so the progress
+    # lines attnopt prints off a terminal during long work would only
+    # clutter it.
+    return subprocess.run([exe, "--quiet", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                           encoding="utf-8", errors="replace", check=False, env={**_env(), **(env or {})})
 
 
