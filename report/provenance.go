@@ -70,12 +70,18 @@ func (r *RuntimeInfo) portable() *RuntimeInfo {
 	if r == nil {
 		return nil
 	}
-	wd, _ := os.Getwd()
 	c := *r
 	for _, s := range []*string{&c.Library, &c.LibraryFrom, &c.CustomOps, &c.CustomOpsFrom, &c.Note} {
-		*s = absPath.ReplaceAllStringFunc(*s, func(p string) string { return portablePath(p, wd) })
+		*s = portableText(*s)
 	}
 	return &c
+}
+
+// portableText is s with every absolute path in it made relative to the
+// working directory when inside it, else cut to the file name.
+func portableText(s string) string {
+	wd, _ := os.Getwd()
+	return absPath.ReplaceAllStringFunc(s, func(p string) string { return portablePath(p, wd) })
 }
 
 // absPath is an absolute path in a line of text: from a slash at the

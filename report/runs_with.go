@@ -22,7 +22,7 @@ func runsWith(r *Report) string {
 			lib = p.Runtime.CustomOps
 		}
 		if c := r.customOps; c != nil {
-			lib = c.path + " (" + c.content.Kernels() + ")"
+			lib = portableText(c.path) + " (" + c.content.Kernels() + ")"
 		}
 		return fmt.Sprintf("Runs in ONNX Runtime (%s tested, CPU) with attnopt's custom-op library registered: %s; in Python attnopt.register(session_options). Without it ONNX Runtime refuses the attnopt ops.", ORTTested, lib)
 	}
