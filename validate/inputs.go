@@ -48,7 +48,7 @@ func genInputs(m *graph.Model, roles map[string]inputRole, k caseKind, seed int6
 			if r.kind == roleMask && k != caseRandom {
 				// An additive mask: 0 where a key is kept, the fill
 				// where it is dropped.
-				keep := keepPattern(shape, k, pattern)
+				keep := keepPattern(shape, r.keysFromEnd, k, pattern)
 				for i := range t.F {
 					t.F[i] = 0
 					if !keep[i] {
@@ -57,7 +57,7 @@ func genInputs(m *graph.Model, roles map[string]inputRole, k caseKind, seed int6
 				}
 			}
 		case v.Type.DType == graph.Bool:
-			keep := keepPattern(shape, k, pattern)
+			keep := keepPattern(shape, r.keysFromEnd, k, pattern)
 			for i := range t.B {
 				t.B[i] = keep[i] != r.dropTrue
 			}
@@ -134,7 +134,7 @@ func fillInts(t *eval.Tensor, r inputRole, k caseKind, rng *rand.Rand) {
 	case roleLength:
 		fillLengths(t.I, r.bound, k, rng)
 	case roleMask:
-		keep := keepPattern(t.Shape, k, rng)
+		keep := keepPattern(t.Shape, r.keysFromEnd, k, rng)
 		if k == caseRandom {
 			// A random 0/1 attention_mask is no padding any tokenizer
 			// writes; the random case keeps every token.

@@ -28,6 +28,9 @@ type inputRole struct {
 	// what an additive float mask adds to a dropped key.
 	dropTrue bool
 	fill     float64
+	// roleMask: the axis of the keys, counted back from the last (0: the
+	// last), so padding drops keys wherever the mask holds them.
+	keysFromEnd int
 }
 
 // inputRoles derives a role for every graph input of m from the nodes that
@@ -44,12 +47,12 @@ func inputRoles(m *graph.Model, src *graph.Model, dims map[string]int64) map[str
 			roles[v.Name] = inputRole{kind: roleLength, bound: b}
 		}
 	}
-	markMask := func(term *graph.Value, dropTrue bool, fill *float64) {
+	markMask := func(term *graph.Value, dropTrue bool, fill *float64, keys graph.Dim) {
 		for _, in := range contentSources(term) {
 			if _, taken := roles[in.Name]; taken {
 				continue
 			}
-			r := inputRole{kind: roleMask, dropTrue: dropTrue && in == term}
+			r := inputRole{kind: roleMask, dropTrue: dropTrue && in == term, keysFromEnd: keysAxis(in, keys, dims)}
 			if in.Type.DType.IsFloat() {
 				// Only the term itself: a float reaching it through
 				// arithmetic is data (hidden states), not a mask.
@@ -80,13 +83,13 @@ func inputRoles(m *graph.Model, src *graph.Model, dims map[string]int64) map[str
 					continue
 				}
 			}
-			markMask(t.Value, t.Inverted, t.Fill)
+			markMask(t.Value, t.Inverted, t.Fill, s.KVLen)
 		}
 	}
 	for _, n := range m.Graph.Nodes {
 		for _, i := range fusedMaskSlots(n) {
 			if v := n.Input(i); v != nil {
-				markMask(v, false, nil)
+				markMask(v, false, nil, graph.Dim{Unknown: true})
 			}
 		}
 	}
@@ -98,6 +101,23 @@ func inputRoles(m *graph.Model, src *graph.Model, dims map[string]int64) map[str
 		}
 	}
 	return roles
+}
+
+// keysAxis is where a mask input holds the site's keys, counted back from
+// its last axis: the last axis when its size is the key length (or nothing
+// else is), else the last axis of that size.
+func keysAxis(in *graph.Value, keys graph.Dim, dims map[string]int64) int {
+	nk, ok := concreteDim(keys, dims)
+	if !ok || !in.Type.Ranked || in.Type.Rank() == 0 {
+		return 0
+	}
+	shape := in.Type.Shape
+	for i := len(shape) - 1; i >= 0; i-- {
+		if n, ok := concreteDim(shape[i], dims); ok && n == nk {
+			return len(shape) - 1 - i
+		}
+	}
+	return 0
 }
 
 // fusedMaskSlots are the mask inputs of already-fused attention ops.
