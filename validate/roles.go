@@ -41,7 +41,7 @@ type inputRole struct {
 func inputRoles(m *graph.Model, src *graph.Model, dims map[string]int64) map[string]inputRole {
 	roles := map[string]inputRole{}
 	for _, v := range m.Graph.Inputs {
-		if b, ok := gatherBound(v, dims); ok && v.Type.DType.IsInt() {
+		if b, ok := indexBound(v, dims); ok && v.Type.DType.IsInt() {
 			roles[v.Name] = inputRole{kind: roleIndex, bound: b}
 		} else if b, ok := rangeBound(v, dims); ok && v.Type.DType.IsInt() {
 			roles[v.Name] = inputRole{kind: roleLength, bound: b}
@@ -206,32 +206,6 @@ func forward(v *graph.Value, visit func(u graph.Use)) {
 		}
 	}
 	walk(v, 0)
-}
-
-// gatherBound is the smallest table v indexes (Gather's indices), from the
-// table's size on the gathered axis.
-func gatherBound(v *graph.Value, dims map[string]int64) (int64, bool) {
-	bound, found := int64(math.MaxInt64), false
-	forward(v, func(u graph.Use) {
-		if !u.Node.Is("Gather") || u.Index != 1 {
-			return
-		}
-		data := u.Node.Input(0)
-		if data == nil || !data.Type.Ranked || data.Type.Rank() == 0 {
-			return
-		}
-		axis := u.Node.AttrInt("axis", 0)
-		if axis < 0 {
-			axis += int64(data.Type.Rank())
-		}
-		if axis < 0 || axis >= int64(data.Type.Rank()) {
-			return
-		}
-		if n, ok := concreteDim(data.Type.Shape[axis], dims); ok && n > 0 {
-			bound, found = min(bound, n), true
-		}
-	})
-	return bound, found
 }
 
 // rangeBound is the limit of a Range that v is compared with (a length:

@@ -179,3 +179,19 @@ func SpatialSelfAttention(c, hgt, wid, heads int, flatK bool) *B {
 	bl.rename(o, "out")
 	return bl
 }
+
+// GatherNDPositions adds to q the rows of a per-batch position table read
+// at kv_pos + 4 by GatherND (batch_dims 1), as an HF export reads a table
+// at the cache's positions, then attends q to itself: kv_pos must stay
+// below 4 for the model to run.
+func GatherNDPositions() *B {
+	b := New(17)
+	q := b.Input("q", graph.Float32, 2, 8, 4)
+	pos := b.Input("kv_pos", graph.Int64, 2, 8)
+	idx := b.Node("Unsqueeze", []string{b.Node("Add", []string{pos, b.ScalarI64(4)}), b.I64(-1)})
+	q = b.Node("Add", []string{q, b.Node("GatherND", []string{b.Weight(graph.Float32, 2, 8, 4), idx}, Int("batch_dims", 1))})
+	s := b.Node("MatMul", []string{q, b.Node("Transpose", []string{q}, Ints("perm", 0, 2, 1))})
+	out := b.Node("MatMul", []string{b.Node("Softmax", []string{s}, Int("axis", -1)), q})
+	b.rename(out, "out")
+	return b
+}
