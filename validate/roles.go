@@ -73,7 +73,15 @@ func inputRoles(m *graph.Model, src *graph.Model, dims map[string]int64) map[str
 		// One additive mask per site: a second (a position bias beside a
 		// padding mask) keeps random values, since two fills summed
 		// overflow to -inf where no exporter writes that.
+		// A padding mask the site drops keys with (a bool mask, or a
+		// Where(mask, 0, fill)) makes the float terms beside it biases
+		// (BLOOM's ALiBi next to its padding): they keep random values.
 		additive := 0
+		for _, t := range s.Masks {
+			if t.Value != nil && (t.Kind != passes.MaskAdditive || t.Fill != nil) {
+				additive++
+			}
+		}
 		for _, t := range s.Masks {
 			if t.Value == nil {
 				continue

@@ -108,3 +108,35 @@ func TestValidateSitesCatchWrongFill(t *testing.T) {
 		})
 	}
 }
+
+// A position bias beside a padding mask (BLOOM's and MPT's ALiBi) keeps
+// random values at sites scope: given the mask's fill as well, a row the
+// padding drops summed two fills to -inf, which the model never computes,
+// and the correct rewrites FAILed there ("finite where the original is
+// NaN") while --scope model PASSed.
+func TestValidateSitesBiasBesidePadding(t *testing.T) {
+	for _, name := range []string{"hf_bloom", "hf_bloom_dynamo", "hf_mpt", "mpt_alibi_perkey", "mpt_alibi_dynamic"} {
+		t.Run(name, func(t *testing.T) {
+			orig := filepath.Join("..", "..", "testdata", "models", name, "model.onnx")
+			if _, err := os.Stat(orig); err != nil {
+				t.Skip("fixture not present")
+			}
+			rw := filepath.Join(t.TempDir(), "rw.onnx")
+			if code, _, stderr := runCLI("rewrite", orig, "-o", rw, "--target", "attnopt", "--min-scores", "0", "--quiet"); code != 0 {
+				t.Fatal(stderr)
+			}
+			for _, rt := range validateRuntimes() {
+				code, stdout, stderr := runCLI(append([]string{"validate", orig, rw, "--quiet"}, rt...)...)
+				rows := siteRow.FindAllStringSubmatch(stdout, -1)
+				if code != exitOK || len(rows) == 0 || !strings.Contains(stdout, "fully masked row") {
+					t.Fatalf("%s: exit %d\n%s%s", rt[1], code, stdout, stderr)
+				}
+				for _, r := range rows {
+					if x, err := strconv.ParseFloat(r[1], 64); err != nil || x > 1e-4 || r[2] != "0" {
+						t.Errorf("%s: max abs %s, NaN/Inf %s", rt[1], r[1], r[2])
+					}
+				}
+			}
+		})
+	}
+}
