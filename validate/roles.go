@@ -64,6 +64,12 @@ func inputRoles(m *graph.Model, src *graph.Model, dims map[string]int64) map[str
 					r.fill = *fill
 				} else if f, ok := fillOf(src, in.Name); ok {
 					r.fill = f
+				} else if _, moderate := fillBelow(src, in.Name, -10, true); !moderate && computedIn(src, in.Name) {
+					// Cut from a value the source computes with no
+					// fill near it, not even a moderate one (Swin's
+					// -100): a bias (T5's relative positions), which
+					// never drops a key.
+					continue
 				}
 			}
 			roles[in.Name] = r
@@ -304,6 +310,13 @@ func concreteDim(d graph.Dim, dims map[string]int64) (int64, bool) {
 // fillOf finds the large negative constant the producer of src's value
 // name adds to dropped keys, a few nodes up.
 func fillOf(src *graph.Model, name string) (float64, bool) {
+	return fillBelow(src, name, -1e4, false)
+}
+
+// fillBelow is the most negative float scalar at or below limit a few
+// nodes up the producer of src's value name; with tensors, the values of
+// constant tensors count too (a precomputed mask, Swin's 0/-100).
+func fillBelow(src *graph.Model, name string, limit float64, tensors bool) (float64, bool) {
 	if src == nil {
 		return 0, false
 	}
@@ -317,8 +330,18 @@ func fillOf(src *graph.Model, name string) (float64, bool) {
 		}
 		seen[v] = true
 		if x, ok := v.Scalar(); ok && v.Type.DType.IsFloat() {
-			if x <= -1e4 && (!found || x < best) {
+			if x <= limit && (!found || x < best) {
 				best, found = x, true
+			}
+			return
+		}
+		if tensors && v.Const != nil && v.Type.DType.IsFloat() && v.Const.Numel() <= 1<<20 {
+			if xs, err := v.Const.Float64s(); err == nil {
+				for _, x := range xs {
+					if x <= limit && (!found || x < best) {
+						best, found = x, true
+					}
+				}
 			}
 			return
 		}
@@ -330,6 +353,16 @@ func fillOf(src *graph.Model, name string) (float64, bool) {
 	}
 	walk(v, 0)
 	return best, found
+}
+
+// computedIn: src computes the value name (a node's output, not a graph
+// input or an initializer).
+func computedIn(src *graph.Model, name string) bool {
+	if src == nil {
+		return false
+	}
+	v := src.Graph.Value(name)
+	return v != nil && v.Producer() != nil
 }
 
 // lowest is the most negative finite value of a float type (torch's
