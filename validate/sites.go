@@ -163,11 +163,12 @@ func replacementOf(orig, rew *graph.Model, out *graph.Value) *graph.Value {
 
 // frontier stops extraction at data values both models compute the same
 // way: graph inputs, or outputs of a node with the same name, op and inputs
-// in both. Integer values (shape arithmetic) are followed further back so
-// they are computed, not drawn at random.
+// in both. Integer values (shape arithmetic) and bool scalars and vectors
+// (its tests, Where(Equal(shape, -1), 1, shape)) are followed further back
+// so they are computed, not drawn at random.
 func frontier(self, other *graph.Model) func(v *graph.Value) bool {
 	return func(v *graph.Value) bool {
-		if v.Type.DType.IsInt() {
+		if v.Type.DType.IsInt() || v.Type.DType == graph.Bool && v.Type.Ranked && v.Type.Rank() <= 1 {
 			return false
 		}
 		w := other.Graph.Value(v.Name)
