@@ -92,10 +92,17 @@ func concreteShape(v *graph.Value, dims map[string]int64) ([]int, error) {
 		switch {
 		case d.Static():
 			shape[i] = int(d.C)
-		case len(d.Syms) == 1 && d.C == 1:
-			shape[i] = int(symValue(d.Syms[0], dims))
-		default:
+		case d.Unknown:
 			shape[i] = DefaultDim
+		default:
+			// A product ("4*batch", BLOOM's batch·heads) is the product
+			// of its symbols' sizes, as concreteBytes counts it, so it
+			// agrees with the dims the graph computes from the others.
+			n := max(d.C, 1)
+			for _, s := range d.Syms {
+				n *= symValue(s, dims)
+			}
+			shape[i] = int(n)
 		}
 	}
 	return shape, nil
