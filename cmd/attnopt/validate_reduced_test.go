@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -37,6 +38,17 @@ func TestValidateCLIReducedSpatialSite(t *testing.T) {
 		rw := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".onnx")
 		if code, _, stderr := runCLI("rewrite", orig, "-o", rw, "--quiet"); code != 0 {
 			t.Fatalf("%s: rewrite: %s", c.name, stderr)
+		}
+		// rewrite --validate gives the same exit, and its HTML report the
+		// same verdict, never a red FAIL.
+		html := rw + ".html"
+		if code, stdout, stderr := runCLI("rewrite", orig, "-o", rw+".v.onnx", "--validate", "--runtime", "go", "--report", html, "--quiet"); code != c.code {
+			t.Errorf("%s: rewrite --validate: exit %d, want %d\n%s%s", c.name, code, c.code, stdout, stderr)
+		}
+		page, err := os.ReadFile(html)
+		want := map[int]string{exitOK: "PASS", exitNoChecks: "CANNOT CHECK"}[c.code]
+		if err != nil || !strings.Contains(string(page), want) || strings.Contains(string(page), "FAIL") {
+			t.Errorf("%s: the HTML report lacks %q or says FAIL (%v)", c.name, want, err)
 		}
 		for _, rt := range validateRuntimes() {
 			code, stdout, stderr := runCLI(append([]string{"validate", orig, rw, "--quiet"}, rt...)...)
