@@ -89,19 +89,11 @@ func concreteShape(v *graph.Value, dims map[string]int64) ([]int, error) {
 	}
 	shape := make([]int, len(v.Type.Shape))
 	for i, d := range v.Type.Shape {
-		switch {
-		case d.Static():
-			shape[i] = int(d.C)
-		case d.Unknown:
-			shape[i] = DefaultDim
-		default:
-			// A product ("4*batch", BLOOM's batch·heads) is the product
-			// of its symbols' sizes, as concreteBytes counts it, so it
-			// agrees with the dims the graph computes from the others.
-			n := max(d.C, 1)
-			for _, s := range d.Syms {
-				n *= symValue(s, dims)
-			}
+		// A product ("4*batch", BLOOM's batch·heads) is the product of
+		// its symbols' sizes, as concreteBytes counts it, so it agrees
+		// with the dims the graph computes from the others.
+		shape[i] = DefaultDim
+		if n, ok := concreteDim(d, dims); ok {
 			shape[i] = int(n)
 		}
 	}

@@ -2,7 +2,6 @@ package validate
 
 import (
 	"math"
-	"strings"
 
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/passes"
@@ -291,20 +290,22 @@ func intOf(v *graph.Value, dims map[string]int64) (int64, bool) {
 }
 
 // concreteDim is the size d takes at the validation dims, as
-// concreteShape gives inputs: a lone symbol is pinned or DefaultDim.
+// concreteShape gives inputs: a symbol is pinned or DefaultDim, a sum
+// ("past+seq") the sum of its terms, a product ("4*batch") the product.
 func concreteDim(d graph.Dim, dims map[string]int64) (int64, bool) {
-	switch {
-	case d.Unknown:
+	if d.Unknown {
 		return 0, false
-	case d.Static():
-		return d.C, true
-	case len(d.Syms) == 1 && d.C == 1 && !strings.ContainsAny(d.Syms[0], "+-*/"):
-		if x := dims[d.Syms[0]]; x > 0 {
-			return x, true
-		}
-		return DefaultDim, true
 	}
-	return 0, false
+	n := d.C
+	if !d.Static() {
+		n = max(d.C, 1)
+		for _, s := range d.Syms {
+			if n = mulSat(n, symValue(s, dims)); n < 0 {
+				return 0, false
+			}
+		}
+	}
+	return n, true
 }
 
 // fillOf finds the large negative constant the producer of src's value

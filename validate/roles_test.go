@@ -77,6 +77,15 @@ func TestInputRolesFromGraphUse(t *testing.T) {
 			b.Output(b.Node("GatherND", []string{b.Weight(graph.Float32, 2, 12), idx}))
 			return b.Model()
 		}(), "pos", inputRole{kind: roleIndex, bound: 2}},
+		{"positions plus the cache's length (a Shape of past) read a table of past+seq rows", func() *graph.Model {
+			b := testgraph.New(17)
+			pos := b.Input("pos", graph.Int64, 2, "seq")
+			past := b.Input("past_key", graph.Float32, 2, 2, "past", 4)
+			plen := b.Node("Gather", []string{b.Node("Shape", []string{past}), b.ScalarI64(2)})
+			idx := b.Node("Unsqueeze", []string{b.Node("Add", []string{pos, plen}), b.I64(-1)})
+			b.Output(b.Node("GatherND", []string{b.Input("table", graph.Float32, "past+seq", 4), idx}))
+			return b.Model()
+		}(), "pos", inputRole{kind: roleIndex, bound: DefaultDim}}, // past+seq is 16 at the default dims, less past's 8
 		{"an id minus 3 indexes a table of 5 rows", func() *graph.Model {
 			b := testgraph.New(17)
 			ids := b.Input("ids", graph.Int32, 6)
