@@ -38,8 +38,8 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 			"(--scope model) on seeded random inputs and compares the outputs: max abs/rel error,\n" +
 			"mean abs error, cosine similarity, worst index, NaN/Inf. Exit 1 when any output is\n" +
 			"outside tolerance (fp32 1e-4, fp16 2e-2, bf16 5e-2 absolute unless --atol/--rtol);\n" +
-			"exit 3 when --scope sites finds no rewritten site to compare (NO CHECKS) or the runtime\n" +
-			"cannot run an op of a check (CANNOT CHECK); exit 4 when an approximate (windowed or pooled)\n" +
+			"exit 3 when --scope sites finds no rewritten site to compare (NO CHECKS) or the checker\n" +
+			"cannot run a check for a reason that is not the rewrite's (CANNOT CHECK); exit 4 when an approximate (windowed or pooled)\n" +
 			"site has no bound: --max-error, or the one its rewrite recorded (APPROXIMATE, not a pass).\n" +
 			"Inputs are generated from what the graph does with each: masks with left and right padding,\n" +
 			"a fully masked row and none, ids within their tables, lengths within their ranges;\n" +
