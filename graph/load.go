@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -31,15 +32,24 @@ func unwrapPathErr(err error) string {
 	return err.Error()
 }
 
+// errNoGraph: the bytes parse as protobuf but hold no model.
+var errNoGraph = errors.New("no graph or ir_version")
+
 // LoadBytes parses a serialized model; dir is the folder external data is
 // relative to ("" when there is none).
 func LoadBytes(data []byte, dir string) (*Model, error) {
 	pb, err := decodeModel(data)
-	if err != nil {
-		return nil, badInput("not a valid ONNX model (%v)", err)
+	if err == nil && (pb.Graph == nil || pb.IrVersion == nil) {
+		err = errNoGraph
 	}
-	if pb.Graph == nil || pb.IrVersion == nil {
-		return nil, badInput("not an ONNX model: no graph or ir_version")
+	if err != nil {
+		if what := foreignFormat(data); what != "" {
+			return nil, badInput("%s", what)
+		}
+		if err == errNoGraph {
+			return nil, badInput("not an ONNX model: no graph or ir_version")
+		}
+		return nil, badInput("not a valid ONNX model (%v)", err)
 	}
 	return FromProto(pb, dir)
 }

@@ -20,6 +20,15 @@ type source struct {
 
 func newSource(dir string) *source { return &source{dir: dir} }
 
+// Dir is the folder m's external-data locations are relative to (the one it
+// was loaded from), or "" for a model parsed from bytes without one.
+func (m *Model) Dir() string {
+	if m.src == nil {
+		return ""
+	}
+	return m.src.dir
+}
+
 func (s *source) open(location string) (*os.File, error) {
 	if err := checkLocation(location); err != nil {
 		return nil, err

@@ -41,7 +41,8 @@ type Report struct {
 	Notes      []string        `json:"notes"`
 	// RunsWith says what runs B (the custom-op library it needs, the ONNX
 	// Runtime versions tested); empty when B needs nothing special.
-	RunsWith   string      `json:"runs_with,omitempty"`
+	RunsWith   string `json:"runs_with,omitempty"`
+	customOps  *customOps
 	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
@@ -590,7 +591,7 @@ func siteReports(match *passes.Result, actions []passes.Action, bMatch *passes.R
 				}
 				if bs := bSites[fusedNode]; fusedNode != "" && bs != nil {
 					// The fused op is a site of B itself: its runtime
-					// materialises the scores (passes/lift.go).
+					// materialises the scores (passes/match/fused.go).
 					sr.BytesAfter = bytesPtr(bs.ScoreBytes())
 					sr.Reason = "the fused op still materialises the scores: " + passes.LiftedNote(passes.OpName(bs.Lifted))
 					delete(bSites, fusedNode)

@@ -8,7 +8,7 @@ import (
 )
 
 // CUDAInfo is what a site costs on ONNX Runtime's CUDA execution provider
-// (passes/cuda_path.go). In inspect: the kernel ORT's own MultiHeadAttention
+// (passes/lower/cuda.go). In inspect: the kernel ORT's own MultiHeadAttention
 // would run there and the target to deploy with (ort where that kernel is
 // memory-efficient, attnopt where not); in rewrite: the kernel the written
 // op runs.
@@ -19,10 +19,22 @@ type CUDAInfo struct {
 	// path; "cpu-fallback" means the node leaves the GPU instead).
 	Materialises bool   `json:"materialises"`
 	Recommended  string `json:"recommended_target,omitempty"`
+	// AtRunTime: ORT picks the kernel per run from a dim that is symbolic
+	// here; Kernel is its pick when that dim fails the rule (Why).
+	AtRunTime bool `json:"at_run_time,omitempty"`
 }
 
 func newCUDAInfo(p passes.CUDAPath) *CUDAInfo {
-	return &CUDAInfo{Kernel: p.Kernel.String(), Why: p.Why, Materialises: p.Kernel == passes.CUDAUnfused}
+	return &CUDAInfo{Kernel: p.Kernel.String(), Why: p.Why, Materialises: p.Kernel == passes.CUDAUnfused, AtRunTime: p.AtRunTime}
+}
+
+// runs is how a line says ORT runs c's kernel: as a fact, or hedged when
+// the choice is made at run time.
+func (c *CUDAInfo) runs(fact string) string {
+	if c.AtRunTime {
+		return "may run"
+	}
+	return fact
 }
 
 // cudaAdvice is inspect's per-site advice for a GPU deployment.
@@ -44,7 +56,7 @@ func writeCUDAAdvice(w io.Writer, sites []SiteInfo) {
 			fmt.Fprintf(w, "site %d on ONNX Runtime's CUDA EP: --target ort (its MultiHeadAttention runs the %s kernel: %s; no custom-op library needed)\n", s.ID, c.Kernel, c.Why)
 			continue
 		}
-		fmt.Fprintf(w, "site %d on ONNX Runtime's CUDA EP: --target attnopt (ORT's MultiHeadAttention would run %s there: %s)\n", s.ID, c.Kernel, c.Why)
+		fmt.Fprintf(w, "site %d on ONNX Runtime's CUDA EP: --target attnopt (ORT's MultiHeadAttention %s %s there: %s)\n", s.ID, c.runs("would run"), c.Kernel, c.Why)
 	}
 }
 
@@ -62,5 +74,5 @@ func cudaWarning(s RewriteSite) string {
 	case !c.Materialises:
 		return ""
 	}
-	return fmt.Sprintf("note: %s: on ONNX Runtime's CUDA EP %s runs %s (%s); --target attnopt runs attnopt.FlashAttention's CUDA kernel", s.label(), s.Op, what, c.Why)
+	return fmt.Sprintf("note: %s: on ONNX Runtime's CUDA EP %s %s %s (%s); --target attnopt runs attnopt.FlashAttention's CUDA kernel", s.label(), s.Op, c.runs("runs"), what, c.Why)
 }

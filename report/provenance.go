@@ -2,6 +2,9 @@ package report
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/attnopt/attnopt/internal/version"
@@ -48,14 +51,54 @@ func NewProvenance(args []string) *Provenance {
 	return &Provenance{Tool: "attnopt", Info: version.Get(), Command: append([]string{"attnopt"}, args...)}
 }
 
-// WithRun records the runtime and seed of a validation.
+// WithRun records the runtime and seed of a validation, with the
+// libraries' paths made portable: a report is shared, and the machine's
+// absolute paths say nothing to its reader (docs/reports.md).
 func (p *Provenance) WithRun(rt *RuntimeInfo, seed int64) *Provenance {
 	if p == nil {
 		return nil
 	}
 	c := *p
-	c.Runtime, c.Seed = rt, &seed
+	c.Runtime, c.Seed = rt.portable(), &seed
 	return &c
+}
+
+// portable is r with every absolute path in it, the libraries and those
+// the search names in From and Note, made relative to the working
+// directory when inside it, else cut to the file name.
+func (r *RuntimeInfo) portable() *RuntimeInfo {
+	if r == nil {
+		return nil
+	}
+	c := *r
+	for _, s := range []*string{&c.Library, &c.LibraryFrom, &c.CustomOps, &c.CustomOpsFrom, &c.Note} {
+		*s = portableText(*s)
+	}
+	return &c
+}
+
+// portableText is s with every absolute path in it made relative to the
+// working directory when inside it, else cut to the file name.
+func portableText(s string) string {
+	wd, _ := os.Getwd()
+	return absPath.ReplaceAllStringFunc(s, func(p string) string { return portablePath(p, wd) })
+}
+
+// absPath is an absolute path in a line of text: from a slash at the
+// start or after a space, parenthesis or quote, up to the next of those.
+var absPath = regexp.MustCompile(`(?:^|[\s("'])/[^\s()"',;]*`)
+
+// portablePath is p relative to wd when inside it, else its file name;
+// a leading delimiter matched with p is kept.
+func portablePath(p, wd string) string {
+	lead := ""
+	if p[0] != '/' {
+		lead, p = p[:1], p[1:]
+	}
+	if rel, err := filepath.Rel(wd, p); err == nil && wd != "" && filepath.IsLocal(rel) {
+		return lead + rel
+	}
+	return lead + filepath.Base(p)
 }
 
 // Line is the provenance as one line for text and Markdown reports:

@@ -11,7 +11,7 @@ import (
 // Rewrite is what `attnopt rewrite` did.
 type Rewrite struct {
 	Input    string         `json:"input"`
-	Output   string         `json:"output"`
+	Output   string         `json:"output"` // "" when nothing was fused and no file written
 	Target   string         `json:"target"`
 	Op       string         `json:"op"`
 	Sites    []RewriteSite  `json:"sites"`
@@ -21,6 +21,10 @@ type Rewrite struct {
 	External ExternalResult `json:"external_data"`
 	Rejected []Rejection    `json:"rejected,omitempty"`
 	Note     string         `json:"note,omitempty"`
+	// RowsNote says, once per model, that rows seeing no key differ
+	// between the rewrite and older ONNX Runtimes on the original
+	// (rowsNote).
+	RowsNote string `json:"rows_note,omitempty"`
 }
 
 // RewriteSite is one site and what happened to it.
@@ -72,15 +76,22 @@ func NewRewrite(in, out string, c *passes.Context, saved graph.SaveResult) *Rewr
 	for _, rej := range c.Match.Rejected {
 		r.Rejected = append(r.Rejected, newRejection(rej))
 	}
+	r.RowsNote = rowsNote(c.Actions)
 	if n := r.materialising(); n > 0 {
 		r.Note = fmt.Sprintf("note: %d of %d fused site(s) still materialise their scores in ONNX Runtime's CPU kernel for %s; --target attnopt (attnopt.FlashAttention) avoids them", n, r.Fused, r.Op)
 	}
 	return r
 }
 
+// nothingWritten ends rewrite's summary when it fused nothing and was not
+// given -o (cmd/attnopt/rewrite.go): Output is then "".
+const nothingWritten = "nothing to rewrite, no file written (-o FILE writes the model unchanged)"
+
 // WriteRewrite prints the per-site summary of a rewrite.
 func WriteRewrite(w io.Writer, r *Rewrite, explain bool) {
-	if len(r.Sites) == 0 {
+	if len(r.Sites) == 0 && r.Output == "" {
+		fmt.Fprintf(w, "%s: no attention site found; %s\n", r.Input, nothingWritten)
+	} else if len(r.Sites) == 0 {
 		fmt.Fprintf(w, "%s: no attention site found; wrote the model unchanged to %s\n", r.Input, r.Output)
 	}
 	for _, s := range r.Sites {
@@ -102,7 +113,10 @@ func WriteRewrite(w io.Writer, r *Rewrite, explain bool) {
 			fmt.Fprintln(w, x.text())
 		}
 	}
-	if len(r.Sites) > 0 {
+	switch {
+	case len(r.Sites) > 0 && r.Output == "":
+		fmt.Fprintf(w, "0 of %d site(s) fused (target %s): %s\n", len(r.Sites), r.Target, nothingWritten)
+	case len(r.Sites) > 0:
 		fmt.Fprintf(w, "%d of %d site(s) fused (target %s); %d node(s) removed, %d layout fold(s); wrote %s\n", r.Fused, len(r.Sites), r.Target, r.Removed, r.Folds, r.Output)
 	}
 	if len(r.External.Files) > 0 {
@@ -114,6 +128,9 @@ func WriteRewrite(w io.Writer, r *Rewrite, explain bool) {
 	}
 	if r.Note != "" {
 		fmt.Fprintln(w, r.Note)
+	}
+	if r.RowsNote != "" {
+		fmt.Fprintln(w, r.RowsNote)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/attnopt/attnopt/eval/ort"
 )
 
 // ORTTested is the ONNX Runtime range CI runs rewritten models and the
@@ -18,6 +20,9 @@ func runsWith(r *Report) string {
 		lib := "libattnopt_ort.so from the attnopt wheel (attnopt.get_library_path())"
 		if p := r.Provenance; p != nil && p.Runtime != nil && p.Runtime.CustomOps != "" {
 			lib = p.Runtime.CustomOps
+		}
+		if c := r.customOps; c != nil {
+			lib = portableText(c.path) + " (" + c.content.Kernels() + ")"
 		}
 		return fmt.Sprintf("Runs in ONNX Runtime (%s tested, CPU) with attnopt's custom-op library registered: %s; in Python attnopt.register(session_options). Without it ONNX Runtime refuses the attnopt ops.", ORTTested, lib)
 	}
@@ -39,6 +44,20 @@ func runsWith(r *Report) string {
 		return fmt.Sprintf("Standard ONNX ops only (opset %d): runs in any ONNX runtime; no extra library.", r.B.Opsets["ai.onnx"])
 	}
 	return ""
+}
+
+// customOps is the custom-op library found where the report was made and
+// what it can run (the CLI reads it: cmd/attnopt/library_content.go).
+type customOps struct {
+	path    string
+	content ort.LibraryContent
+}
+
+// SetCustomOps records the custom-op library that would run B here and
+// its kernels, which RunsWith then names.
+func (r *Report) SetCustomOps(path string, c ort.LibraryContent) {
+	r.customOps = &customOps{path, c}
+	r.RunsWith = runsWith(r)
 }
 
 // SetProvenance records how the report was made (the CLI calls it); the

@@ -24,7 +24,7 @@ func decodeJSON(t testing.TB, data []byte) any {
 	return x
 }
 
-// validateAgainst fails t when data does not conform to schema/file.
+// validateAgainst fails t when data does not conform to the schema in report/schema/<file>.
 func validateAgainst(t testing.TB, file string, data []byte) {
 	t.Helper()
 	if err := ValidateJSON(file, data); err != nil {

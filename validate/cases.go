@@ -44,8 +44,34 @@ func casesFor(roles ...map[string]inputRole) []caseKind {
 }
 
 // keepPattern says, per element of a mask of this shape, whether the key
-// is kept.
-func keepPattern(shape []int, k caseKind, rng *rand.Rand) []bool {
+// is kept; the keys lie on the axis keysFromEnd places before the last (0:
+// the last), the batch on the first.
+func keepPattern(shape []int, keysFromEnd int, k caseKind, rng *rand.Rand) []bool {
+	axis := len(shape) - 1 - keysFromEnd
+	if keysFromEnd <= 0 || axis < 0 {
+		return keepKeysLast(shape, k, rng)
+	}
+	// Lay the pattern out with the keys last, then read it back in the
+	// mask's own order: an HF padding mask cut at a site is often
+	// (B, 1, 1, Nk, 1) before its Reshape.
+	moved := append(append(append([]int(nil), shape[:axis]...), shape[axis+1:]...), shape[axis])
+	logical := keepKeysLast(moved, k, rng)
+	keep := make([]bool, len(logical))
+	inner := 1 // elements per step of the key axis in the mask's layout
+	for _, d := range shape[axis+1:] {
+		inner *= d
+	}
+	keys := shape[axis]
+	for i := range keep {
+		key := (i / inner) % keys
+		rest := (i/(inner*keys))*inner + i%inner
+		keep[i] = logical[rest*keys+key]
+	}
+	return keep
+}
+
+// keepKeysLast is keepPattern for a mask with its keys on the last axis.
+func keepKeysLast(shape []int, k caseKind, rng *rand.Rand) []bool {
 	n := 1
 	for _, d := range shape {
 		n *= d

@@ -48,7 +48,7 @@ func genInputs(m *graph.Model, roles map[string]inputRole, k caseKind, seed int6
 			if r.kind == roleMask && k != caseRandom {
 				// An additive mask: 0 where a key is kept, the fill
 				// where it is dropped.
-				keep := keepPattern(shape, k, pattern)
+				keep := keepPattern(shape, r.keysFromEnd, k, pattern)
 				for i := range t.F {
 					t.F[i] = 0
 					if !keep[i] {
@@ -57,7 +57,7 @@ func genInputs(m *graph.Model, roles map[string]inputRole, k caseKind, seed int6
 				}
 			}
 		case v.Type.DType == graph.Bool:
-			keep := keepPattern(shape, k, pattern)
+			keep := keepPattern(shape, r.keysFromEnd, k, pattern)
 			for i := range t.B {
 				t.B[i] = keep[i] != r.dropTrue
 			}
@@ -89,13 +89,12 @@ func concreteShape(v *graph.Value, dims map[string]int64) ([]int, error) {
 	}
 	shape := make([]int, len(v.Type.Shape))
 	for i, d := range v.Type.Shape {
-		switch {
-		case d.Static():
-			shape[i] = int(d.C)
-		case len(d.Syms) == 1 && d.C == 1:
-			shape[i] = int(symValue(d.Syms[0], dims))
-		default:
-			shape[i] = DefaultDim
+		// A product ("4*batch", BLOOM's batch·heads) is the product of
+		// its symbols' sizes, as concreteBytes counts it, so it agrees
+		// with the dims the graph computes from the others.
+		shape[i] = DefaultDim
+		if n, ok := concreteDim(d, dims); ok {
+			shape[i] = int(n)
 		}
 	}
 	return shape, nil
@@ -134,7 +133,7 @@ func fillInts(t *eval.Tensor, r inputRole, k caseKind, rng *rand.Rand) {
 	case roleLength:
 		fillLengths(t.I, r.bound, k, rng)
 	case roleMask:
-		keep := keepPattern(t.Shape, k, rng)
+		keep := keepPattern(t.Shape, r.keysFromEnd, k, rng)
 		if k == caseRandom {
 			// A random 0/1 attention_mask is no padding any tokenizer
 			// writes; the random case keeps every token.

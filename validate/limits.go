@@ -53,20 +53,39 @@ func mulSat(a, b int64) int64 {
 // CheckModelScope refuses an end-to-end run of m in which some computed
 // tensor would exceed MaxTensorBytes (a 131k-token site's scores are 64 GiB).
 func CheckModelScope(m *graph.Model, dims map[string]int64) error {
+	if v, b := largestComputed(m, dims); b < 0 || b > MaxTensorBytes {
+		return fmt.Errorf("--scope model would compute %q (%s, %s), over the %s validation limit; use --scope sites, which runs large sites at reduced lengths",
+			v.Name, v.Type, sizeText(b), units.FormatBytes(MaxTensorBytes))
+	}
+	return nil
+}
+
+// largestComputed is the largest tensor m's nodes compute at the
+// validation dims, or the first of unknown size (-1).
+func largestComputed(m *graph.Model, dims map[string]int64) (*graph.Value, int64) {
+	var big *graph.Value
+	most := int64(0)
 	for _, n := range m.Graph.Nodes {
 		for _, o := range n.Outputs {
 			if o == nil {
 				continue
 			}
-			if b := concreteBytes(o.Type, dims); b < 0 && o.Type.Ranked || b > MaxTensorBytes {
-				size := "more than 8 EiB"
-				if b >= 0 {
-					size = units.FormatBytes(b)
-				}
-				return fmt.Errorf("--scope model would compute %q (%s, %s), over the %s validation limit; use --scope sites, which runs large sites at reduced lengths",
-					o.Name, o.Type, size, units.FormatBytes(MaxTensorBytes))
+			b := concreteBytes(o.Type, dims)
+			if b < 0 && o.Type.Ranked {
+				return o, -1
+			}
+			if b > most {
+				big, most = o, b
 			}
 		}
 	}
-	return nil
+	return big, most
+}
+
+// sizeText is a byte size as reports print it, -1 meaning unknown.
+func sizeText(b int64) string {
+	if b < 0 {
+		return "more than 8 EiB"
+	}
+	return units.FormatBytes(b)
 }

@@ -24,12 +24,9 @@ func nestedChecks(orig, rew *graph.Model, r Runner, opts Options) ([]Check, map[
 	var checks []Check
 	whole := false
 	nested := passes.FindSites(orig.Graph).Nested
-	rewByName := map[string]*graph.Node{}
 	// By label: an unnamed If is known by its first output, whose name a
 	// rewrite keeps.
-	for _, n := range rew.Graph.Nodes {
-		rewByName[n.Label()] = n
-	}
+	rewByName := nodesByLabel(rew.Graph)
 	for _, n := range orig.Graph.Nodes {
 		rn := rewByName[n.Label()]
 		if !n.HasSubgraphs() || rn == nil || rn.OpType != n.OpType || sameSubgraphs(n, rn) {

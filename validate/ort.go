@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"path/filepath"
+
 	"github.com/attnopt/attnopt/eval"
 	"github.com/attnopt/attnopt/eval/ort"
 	"github.com/attnopt/attnopt/graph"
@@ -38,7 +40,9 @@ func (r *ORTRunner) Run(m *graph.Model, in map[string]*eval.Tensor) (map[string]
 	}
 	// Graph optimizations off: ORT fuses attention itself, which would make
 	// both sides run the same kernel and the comparison vacuous.
-	opts := ort.SessionOptions{DisableOptimizations: true}
+	// External data is read from the model's own folder, whatever the
+	// working directory (ORT resolves a model given as bytes against it).
+	opts := ort.SessionOptions{DisableOptimizations: true, ExternalDataDir: absDir(m.Dir())}
 	if m.Opset("attnopt") > 0 {
 		lib, err := ort.CustomOpsLibrary(r.customOps)
 		if err != nil {
@@ -52,4 +56,16 @@ func (r *ORTRunner) Run(m *graph.Model, in map[string]*eval.Tensor) (map[string]
 	}
 	defer s.Close()
 	return s.Run(in)
+}
+
+// absDir makes a model's folder absolute, so ORT's check that external data
+// stays inside it does not depend on the working directory; "" stays "".
+func absDir(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
 }

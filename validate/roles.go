@@ -2,7 +2,6 @@ package validate
 
 import (
 	"math"
-	"strings"
 
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/passes"
@@ -28,6 +27,9 @@ type inputRole struct {
 	// what an additive float mask adds to a dropped key.
 	dropTrue bool
 	fill     float64
+	// roleMask: the axis of the keys, counted back from the last (0: the
+	// last), so padding drops keys wherever the mask holds them.
+	keysFromEnd int
 }
 
 // inputRoles derives a role for every graph input of m from the nodes that
@@ -38,18 +40,18 @@ type inputRole struct {
 func inputRoles(m *graph.Model, src *graph.Model, dims map[string]int64) map[string]inputRole {
 	roles := map[string]inputRole{}
 	for _, v := range m.Graph.Inputs {
-		if b, ok := gatherBound(v, dims); ok && v.Type.DType.IsInt() {
+		if b, ok := indexBound(v, dims); ok && v.Type.DType.IsInt() {
 			roles[v.Name] = inputRole{kind: roleIndex, bound: b}
 		} else if b, ok := rangeBound(v, dims); ok && v.Type.DType.IsInt() {
 			roles[v.Name] = inputRole{kind: roleLength, bound: b}
 		}
 	}
-	markMask := func(term *graph.Value, dropTrue bool, fill *float64) {
+	markMask := func(term *graph.Value, dropTrue bool, fill *float64, keys graph.Dim) {
 		for _, in := range contentSources(term) {
 			if _, taken := roles[in.Name]; taken {
 				continue
 			}
-			r := inputRole{kind: roleMask, dropTrue: dropTrue && in == term}
+			r := inputRole{kind: roleMask, dropTrue: dropTrue && in == term, keysFromEnd: keysAxis(in, keys, dims)}
 			if in.Type.DType.IsFloat() {
 				// Only the term itself: a float reaching it through
 				// arithmetic is data (hidden states), not a mask.
@@ -61,6 +63,12 @@ func inputRoles(m *graph.Model, src *graph.Model, dims map[string]int64) map[str
 					r.fill = *fill
 				} else if f, ok := fillOf(src, in.Name); ok {
 					r.fill = f
+				} else if _, moderate := fillBelow(src, in.Name, -10, true); !moderate && computedIn(src, in.Name) {
+					// Cut from a value the source computes with no
+					// fill near it, not even a moderate one (Swin's
+					// -100): a bias (T5's relative positions), which
+					// never drops a key.
+					continue
 				}
 			}
 			roles[in.Name] = r
@@ -70,7 +78,15 @@ func inputRoles(m *graph.Model, src *graph.Model, dims map[string]int64) map[str
 		// One additive mask per site: a second (a position bias beside a
 		// padding mask) keeps random values, since two fills summed
 		// overflow to -inf where no exporter writes that.
+		// A padding mask the site drops keys with (a bool mask, or a
+		// Where(mask, 0, fill)) makes the float terms beside it biases
+		// (BLOOM's ALiBi next to its padding): they keep random values.
 		additive := 0
+		for _, t := range s.Masks {
+			if t.Value != nil && (t.Kind != passes.MaskAdditive || t.Fill != nil) {
+				additive++
+			}
+		}
 		for _, t := range s.Masks {
 			if t.Value == nil {
 				continue
@@ -80,13 +96,13 @@ func inputRoles(m *graph.Model, src *graph.Model, dims map[string]int64) map[str
 					continue
 				}
 			}
-			markMask(t.Value, t.Inverted, t.Fill)
+			markMask(t.Value, t.Inverted, t.Fill, s.KVLen)
 		}
 	}
 	for _, n := range m.Graph.Nodes {
 		for _, i := range fusedMaskSlots(n) {
 			if v := n.Input(i); v != nil {
-				markMask(v, false, nil)
+				markMask(v, false, nil, graph.Dim{Unknown: true})
 			}
 		}
 	}
@@ -98,6 +114,23 @@ func inputRoles(m *graph.Model, src *graph.Model, dims map[string]int64) map[str
 		}
 	}
 	return roles
+}
+
+// keysAxis is where a mask input holds the site's keys, counted back from
+// its last axis: the last axis when its size is the key length (or nothing
+// else is), else the last axis of that size.
+func keysAxis(in *graph.Value, keys graph.Dim, dims map[string]int64) int {
+	nk, ok := concreteDim(keys, dims)
+	if !ok || !in.Type.Ranked || in.Type.Rank() == 0 {
+		return 0
+	}
+	shape := in.Type.Shape
+	for i := len(shape) - 1; i >= 0; i-- {
+		if n, ok := concreteDim(shape[i], dims); ok && n == nk {
+			return len(shape) - 1 - i
+		}
+	}
+	return 0
 }
 
 // fusedMaskSlots are the mask inputs of already-fused attention ops.
@@ -188,32 +221,6 @@ func forward(v *graph.Value, visit func(u graph.Use)) {
 	walk(v, 0)
 }
 
-// gatherBound is the smallest table v indexes (Gather's indices), from the
-// table's size on the gathered axis.
-func gatherBound(v *graph.Value, dims map[string]int64) (int64, bool) {
-	bound, found := int64(math.MaxInt64), false
-	forward(v, func(u graph.Use) {
-		if !u.Node.Is("Gather") || u.Index != 1 {
-			return
-		}
-		data := u.Node.Input(0)
-		if data == nil || !data.Type.Ranked || data.Type.Rank() == 0 {
-			return
-		}
-		axis := u.Node.AttrInt("axis", 0)
-		if axis < 0 {
-			axis += int64(data.Type.Rank())
-		}
-		if axis < 0 || axis >= int64(data.Type.Rank()) {
-			return
-		}
-		if n, ok := concreteDim(data.Type.Shape[axis], dims); ok && n > 0 {
-			bound, found = min(bound, n), true
-		}
-	})
-	return bound, found
-}
-
 // rangeBound is the limit of a Range that v is compared with (a length:
 // Less(Range(0, n), len) keeps the first len keys).
 func rangeBound(v *graph.Value, dims map[string]int64) (int64, bool) {
@@ -283,25 +290,34 @@ func intOf(v *graph.Value, dims map[string]int64) (int64, bool) {
 }
 
 // concreteDim is the size d takes at the validation dims, as
-// concreteShape gives inputs: a lone symbol is pinned or DefaultDim.
+// concreteShape gives inputs: a symbol is pinned or DefaultDim, a sum
+// ("past+seq") the sum of its terms, a product ("4*batch") the product.
 func concreteDim(d graph.Dim, dims map[string]int64) (int64, bool) {
-	switch {
-	case d.Unknown:
+	if d.Unknown {
 		return 0, false
-	case d.Static():
-		return d.C, true
-	case len(d.Syms) == 1 && d.C == 1 && !strings.ContainsAny(d.Syms[0], "+-*/"):
-		if x := dims[d.Syms[0]]; x > 0 {
-			return x, true
-		}
-		return DefaultDim, true
 	}
-	return 0, false
+	n := d.C
+	if !d.Static() {
+		n = max(d.C, 1)
+		for _, s := range d.Syms {
+			if n = mulSat(n, symValue(s, dims)); n < 0 {
+				return 0, false
+			}
+		}
+	}
+	return n, true
 }
 
 // fillOf finds the large negative constant the producer of src's value
 // name adds to dropped keys, a few nodes up.
 func fillOf(src *graph.Model, name string) (float64, bool) {
+	return fillBelow(src, name, -1e4, false)
+}
+
+// fillBelow is the most negative float scalar at or below limit a few
+// nodes up the producer of src's value name; with tensors, the values of
+// constant tensors count too (a precomputed mask, Swin's 0/-100).
+func fillBelow(src *graph.Model, name string, limit float64, tensors bool) (float64, bool) {
 	if src == nil {
 		return 0, false
 	}
@@ -315,8 +331,18 @@ func fillOf(src *graph.Model, name string) (float64, bool) {
 		}
 		seen[v] = true
 		if x, ok := v.Scalar(); ok && v.Type.DType.IsFloat() {
-			if x <= -1e4 && (!found || x < best) {
+			if x <= limit && (!found || x < best) {
 				best, found = x, true
+			}
+			return
+		}
+		if tensors && v.Const != nil && v.Type.DType.IsFloat() && v.Const.Numel() <= 1<<20 {
+			if xs, err := v.Const.Float64s(); err == nil {
+				for _, x := range xs {
+					if x <= limit && (!found || x < best) {
+						best, found = x, true
+					}
+				}
 			}
 			return
 		}
@@ -328,6 +354,16 @@ func fillOf(src *graph.Model, name string) (float64, bool) {
 	}
 	walk(v, 0)
 	return best, found
+}
+
+// computedIn: src computes the value name (a node's output, not a graph
+// input or an initializer).
+func computedIn(src *graph.Model, name string) bool {
+	if src == nil {
+		return false
+	}
+	v := src.Graph.Value(name)
+	return v != nil && v.Producer() != nil
 }
 
 // lowest is the most negative finite value of a float type (torch's

@@ -13,7 +13,13 @@ import (
 // the rewrite, alone, on seeded inputs at the site's own shapes; a site
 // whose scores would not fit runs at reduced lengths, and the check says so.
 func validateSites(orig, rew *graph.Model, r Runner, opts Options) []Check {
-	sites := passes.FindSites(orig.Graph).Sites
+	var sites []*passes.Site
+	rewNodes := nodesByLabel(rew.Graph)
+	for _, s := range passes.FindSites(orig.Graph).Sites {
+		if !unrewritten(s, rewNodes) {
+			sites = append(sites, s)
+		}
+	}
 	var checks []Check
 	for i, s := range sites {
 		if opts.Progress != nil {
@@ -57,17 +63,7 @@ func validateSites(orig, rew *graph.Model, r Runner, opts Options) []Check {
 			}
 			c = reducedSiteCheck(name, id, s, orig, rew, approx, grid, r, opts)
 		default:
-			a, err := graph.Extract(orig, []string{at.Name}, frontier(orig, rew))
-			if err == nil {
-				var b *graph.Model
-				if b, err = graph.Extract(rew, []string{repl.Name}, frontier(rew, orig)); err == nil {
-					c = compareModels(pair{name: name, a: a, b: b, bNames: []string{repl.Name}, src: orig, user: true}, r, opts)
-					c.SiteID = &id
-				}
-			}
-			if err != nil {
-				c.Error = err.Error()
-			}
+			c = fullSiteCheck(name, id, at, repl, orig, rew, r, opts)
 		}
 		if approx != nil {
 			approxVerdict(&c, opts, plan.bound)
@@ -173,11 +169,12 @@ func replacementOf(orig, rew *graph.Model, out *graph.Value) *graph.Value {
 
 // frontier stops extraction at data values both models compute the same
 // way: graph inputs, or outputs of a node with the same name, op and inputs
-// in both. Integer values (shape arithmetic) are followed further back so
-// they are computed, not drawn at random.
+// in both. Integer values (shape arithmetic) and bool scalars and vectors
+// (its tests, Where(Equal(shape, -1), 1, shape)) are followed further back
+// so they are computed, not drawn at random.
 func frontier(self, other *graph.Model) func(v *graph.Value) bool {
 	return func(v *graph.Value) bool {
-		if v.Type.DType.IsInt() {
+		if v.Type.DType.IsInt() || v.Type.DType == graph.Bool && v.Type.Ranked && v.Type.Rank() <= 1 {
 			return false
 		}
 		w := other.Graph.Value(v.Name)
@@ -200,38 +197,88 @@ func frontier(self, other *graph.Model) func(v *graph.Value) bool {
 	}
 }
 
+// fullSiteCheck extracts the site from both files at its own size and
+// compares them.
+func fullSiteCheck(name string, id int, at, repl *graph.Value, orig, rew *graph.Model, r Runner, opts Options) Check {
+	a, b, err := extractPair(at, repl, orig, rew)
+	if err != nil {
+		return Check{Name: name, SiteID: &id, Error: err.Error()}
+	}
+	c := compareModels(pair{name: name, a: a, b: b, bNames: []string{repl.Name}, src: orig, user: true}, r, opts)
+	c.SiteID = &id
+	return c
+}
+
+// extractPair is the site cut from each file at values both compute alike.
+func extractPair(at, repl *graph.Value, orig, rew *graph.Model) (a, b *graph.Model, err error) {
+	if a, err = graph.Extract(orig, []string{at.Name}, frontier(orig, rew)); err != nil {
+		return nil, nil, err
+	}
+	if b, err = graph.Extract(rew, []string{repl.Name}, frontier(rew, orig)); err != nil {
+		return nil, nil, err
+	}
+	return a, b, nil
+}
+
 // reducedRewrittenCheck extracts the site from both files, cuts the query
 // and key lengths of both to the same reduced size and compares them on the
-// same seeded inputs: what is judged is the rewritten file itself.
+// same seeded inputs: what is judged is the rewritten file itself. A site
+// that cannot run cut (a length folded into a shape the cut cannot reach)
+// runs at full size when its tensors fit MaxTensorBytes, and is otherwise
+// CANNOT CHECK, with the reason: the checker's limit, not the rewrite's
+// fault.
 func reducedRewrittenCheck(name string, id int, s *passes.Site, at, repl *graph.Value, orig, rew *graph.Model, r Runner, opts Options) Check {
-	c := Check{Name: name, SiteID: &id}
+	sb, _ := s.ScoreBytes()
+	c, err := reducedRun(name, id, s, at, repl, orig, rew, r, opts)
+	if err == nil {
+		c.Reduced += fmt.Sprintf(" (the full site needs %s of scores); both files' sites run reduced", units.FormatBytes(sb))
+		return c
+	}
+	a, b, xerr := extractPair(at, repl, orig, rew)
+	if xerr != nil {
+		return Check{Name: name, SiteID: &id, Error: xerr.Error()}
+	}
+	for _, m := range []*graph.Model{a, b} {
+		if v, size := largestComputed(m, opts.Dims); size < 0 || size > MaxTensorBytes {
+			return Check{Name: name, SiteID: &id, Verdict: CannotCheck, Error: fmt.Sprintf(
+				"%v; at full size it would compute %q (%s, %s), over the %s validation limit",
+				err, v.Name, v.Type, sizeText(size), units.FormatBytes(MaxTensorBytes))}
+		}
+	}
+	c = fullSiteCheck(name, id, at, repl, orig, rew, r, opts)
+	c.Reduced = fmt.Sprintf("run at full size (%s of scores): %v", units.FormatBytes(sb), err)
+	return c
+}
+
+// reducedRun is reducedRewrittenCheck's run at reduced length; an error
+// says the site could not run cut (a numeric difference is the check's).
+func reducedRun(name string, id int, s *passes.Site, at, repl *graph.Value, orig, rew *graph.Model, r Runner, opts Options) (Check, error) {
 	e := int64(s.DType.Bits() / 8)
 	bh, _ := s.Batch.Mul(s.Heads).Value()
 	n := int64(math.Sqrt(float64(opts.MaxScoreBytes) / float64(max(bh*e, 1))))
 	n = max(min(n, 4096), 16)
+	a, b, err := extractPair(at, repl, orig, rew)
+	if err != nil {
+		return Check{}, err
+	}
 	small := make([]*graph.Model, 2)
 	var note string
-	for i, side := range []struct {
-		m, other *graph.Model
-		out      string
-	}{{orig, rew, at.Name}, {rew, orig, repl.Name}} {
-		site, err := graph.Extract(side.m, []string{side.out}, frontier(side.m, side.other))
-		if err == nil {
-			small[i], note, err = shrink(site, s.QLen, s.KVLen, n)
-		}
+	for i, site := range []*graph.Model{a, b} {
+		small[i], note, err = shrink(site, s.QLen, s.KVLen, n)
 		if err == nil {
 			err = CheckModelScope(small[i], opts.Dims)
 		}
 		if err != nil {
-			c.Error = fmt.Sprintf("%s: cannot run the site at reduced length: %v", [2]string{"original", "rewrite"}[i], err)
-			return c
+			return Check{}, fmt.Errorf("%s: cannot run the site at reduced length: %v", [2]string{"original", "rewrite"}[i], err)
 		}
 	}
-	c = compareModels(pair{name: name, a: small[0], b: small[1], bNames: []string{repl.Name}, src: orig}, r, opts)
+	c := compareModels(pair{name: name, a: small[0], b: small[1], bNames: []string{repl.Name}, src: orig}, r, opts)
 	c.SiteID = &id
-	sb, _ := s.ScoreBytes()
-	c.Reduced = fmt.Sprintf("%s (the full site needs %s of scores); both files' sites run reduced", note, units.FormatBytes(sb))
-	return c
+	if c.Error != "" {
+		return Check{}, fmt.Errorf("cannot run the site at reduced length: %s", c.Error)
+	}
+	c.Reduced = note
+	return c, nil
 }
 
 // siteAlone extracts the site's own nodes from orig: its inputs are the

@@ -30,10 +30,12 @@ func newCheckCmd(stdout, stderr io.Writer) *cobra.Command {
 			"model whose sites are all fused passes. SIZE: 16GiB, 512MiB, 1.5GB, 4G or a byte count.\n" +
 			"A site whose size depends on a symbolic dim is reported as unknown and passes, unless\n" +
 			"--strict; pin the dim with --dim SYM=N or --shape NAME=DIMS to check it.",
-		Args: cobra.ExactArgs(1),
+		Example: `  attnopt check model.onnx --memory-budget 16GiB
+  attnopt check model.onnx --memory-budget 512MiB --dim seq=8192 --strict`,
+		Args: operands,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.model = args[0]
-			o.prog = newProgress(stderr, quiet(c))
+			o.prog = newProgress(stderr, quiet(c), true)
 			o.prov = provenanceOf(c)
 			return runCheck(o)
 		},

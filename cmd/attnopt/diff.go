@@ -29,10 +29,12 @@ func newDiffCmd(stdout, stderr io.Writer) *cobra.Command {
 			"models differ (2 for bad input). Formats: text (aligned on a terminal, tab-separated\n" +
 			"otherwise), md, json (schema attnopt.report/v1) and html (one self-contained file).\n" +
 			"Without --format the format of -o FILE follows its extension; otherwise text.",
-		Args: cobra.ExactArgs(2),
+		Example: `  attnopt diff model.onnx model.attnopt.onnx
+  attnopt diff model.onnx model.attnopt.onnx -o diff.html`,
+		Args: operands,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.a, o.b = args[0], args[1]
-			o.prog = newProgress(stderr, quiet(c))
+			o.prog = newProgress(stderr, quiet(c), true)
 			o.prov = provenanceOf(c)
 			return runDiff(o)
 		},

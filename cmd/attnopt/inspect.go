@@ -23,10 +23,13 @@ func newInspectCmd(stdout, stderr io.Writer) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "inspect MODEL",
 		Short: "List the attention sites of a model with their shapes and memory",
-		Args:  cobra.ExactArgs(1),
+		Example: `  attnopt inspect model.onnx
+  attnopt inspect model.onnx --dim batch=1 --dim seq=4096   # pin symbolic dims: the memory becomes a number
+  attnopt inspect model.onnx --explain --json`,
+		Args: operands,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.model = args[0]
-			o.prog = newProgress(stderr, quiet(c))
+			o.prog = newProgress(stderr, quiet(c), true)
 			o.prov = provenanceOf(c)
 			return runInspect(o)
 		},

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/attnopt/attnopt/graph"
@@ -13,9 +14,28 @@ import (
 )
 
 func runCLI(args ...string) (int, string, string) {
-	var out, errb bytes.Buffer
+	var out bytes.Buffer
+	var errb lockedBuffer // the progress heartbeat writes from its own goroutine
 	code := run(args, &out, &errb)
 	return code, out.String(), errb.String()
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func writeModel(t *testing.T, b *testgraph.B) string {

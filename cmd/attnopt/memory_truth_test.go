@@ -93,7 +93,7 @@ func TestLiftedAttentionInspectCheckRewrite(t *testing.T) {
 	}
 }
 
-// The same truth for ONNX Runtime's CUDA EP (passes/cuda_path.go): inspect
+// The same truth for ONNX Runtime's CUDA EP (passes/lower/cuda.go): inspect
 // advises --target ort where ORT's MultiHeadAttention runs a memory-efficient
 // kernel on CUDA and --target attnopt where it would be unfused (head dim 4,
 // the seed case); a --target ort rewrite of such a site says so, one of an

@@ -58,7 +58,7 @@ func TestRewriteMinScores(t *testing.T) {
 					t.Errorf("missing %q in:\n%s", w, stdout)
 				}
 			}
-			m, err := loadModel(out, &pinFlags{}, newProgress(nil, true))
+			m, err := loadModel(out, &pinFlags{}, newProgress(nil, true, false))
 			if err != nil {
 				t.Fatal(err)
 			}

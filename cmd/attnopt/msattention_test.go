@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// What a user sees for com.microsoft.Attention (passes/lift_msattention.go):
+// What a user sees for com.microsoft.Attention (passes/match/fused_msattention.go):
 // inspect lists a lifted op as a site with its form, --explain gives a
 // refused one's reason, and rewrite --validate fuses a masked one and
 // passes (exit 0) without touching the input.

@@ -133,7 +133,8 @@ func TestVersionAndFormatFlags(t *testing.T) {
 		t.Errorf("--version: exit %d %q, want %q", code, stdout, want)
 	}
 	code, stdout, _ = runCLI("version")
-	if code != 0 || !strings.HasPrefix(stdout, want) || !strings.Contains(stdout, "\nONNX Runtime: ") || !strings.Contains(stdout, "\ncustom ops: ") {
+	if code != 0 || !strings.HasPrefix(stdout, want) || !strings.Contains(stdout, "\nONNX Runtime: ") || !strings.Contains(stdout, "\ncustom ops: ") ||
+		!strings.Contains(stdout, "\nlicense: Apache-2.0\n") || !strings.Contains(stdout, "\nCUDA: ") {
 		t.Errorf("version: exit %d\n%s", code, stdout)
 	}
 	orig := fixtureCopy(t, "sagan")

@@ -26,6 +26,9 @@ type reportFlag struct {
 	before  *report.Snapshot
 	valid   *validate.Report
 	runtime *report.RuntimeInfo
+	// library: the custom-op library that runs the output's attnopt ops
+	// here (nil when it has none), which the report's runs-with line names.
+	library *libraryFound
 }
 
 // reportFile is one --report FILE and the format its extension names.
@@ -83,6 +86,9 @@ func (f *reportFlag) write(stdout, jsonOut io.Writer, prov *report.Provenance, o
 		prov = prov.WithRun(f.runtime, f.valid.Seed)
 	}
 	rep.SetProvenance(prov)
+	if l := f.library; l != nil && l.err == nil {
+		rep.SetCustomOps(l.path, l.content)
+	}
 	if jsonOut != nil {
 		if rerr := report.Render(jsonOut, report.JSON, rep, report.RenderOptions{}); rerr != nil && err == nil {
 			err = rerr

@@ -41,12 +41,15 @@ func newRewriteCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Fuse every attention site into one memory-efficient op",
 		Long: "Rewrites each MatMul→Softmax→MatMul attention site into a fused op and writes\n" +
 			"MODEL.attnopt.onnx beside the input (the input is never modified).\n" +
-			"Targets: attnopt (attnopt.FlashAttention, this project's kernels), ort\n" +
-			"(com.microsoft.MultiHeadAttention, stock ONNX Runtime), onnx (Attention, opset ≥ 23).",
-		Args: cobra.ExactArgs(1),
+			noSitesHelp + "\nTargets (--target):\n" + targetsHelp(),
+		Example: `  attnopt rewrite model.onnx                     # writes model.attnopt.onnx
+  attnopt rewrite model.onnx -o fused.onnx --validate --report report.html
+  attnopt rewrite model.onnx --target ort        # stock ONNX Runtime's MultiHeadAttention, no custom-op library
+  attnopt rewrite model.onnx --memory-budget 16GiB --allow-approx`,
+		Args: operands,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.model = args[0]
-			o.prog = newProgress(stderr, quiet(c) || o.json)
+			o.prog = newProgress(stderr, quiet(c), !o.json)
 			o.prov = provenanceOf(c)
 			if o.json {
 				o.out = io.Discard
@@ -66,6 +69,21 @@ func newRewriteCmd(stdout, stderr io.Writer) *cobra.Command {
 	o.report.register(c)
 	o.approx.register(c)
 	return c
+}
+
+// noSitesHelp is what rewrite does when it fuses nothing (docs/cli.md).
+const noSitesHelp = "When no site is fused, nothing is written and the output says so (exit 0); with\n" +
+	"-o FILE the model is written there unchanged, as asked."
+
+// targetsHelp lists the targets from their table (passes/lower/target.go):
+// one line each, the name, the op it writes and what runs it.
+func targetsHelp() string {
+	var b strings.Builder
+	for _, name := range passes.TargetNames() {
+		t, _ := passes.TargetByName(name)
+		fmt.Fprintf(&b, "  %-8s %s: %s\n", name, t.Op(), t.Summary())
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // defaultOutput is MODEL.attnopt.onnx beside the input.
@@ -141,7 +159,9 @@ func runRewrite(o *rewriteOptions) error {
 			fmt.Fprintln(o.out, n)
 		}
 	}
+	o.prog.begin("rewriting " + o.model)
 	ctx, err := passes.Rewrite(m, passes.Options{Target: o.target, VerifyEach: o.verifyEach, Approx: approx, MinScores: minScores})
+	o.prog.done()
 	if err != nil {
 		var me *passes.ModelError
 		if errors.As(err, &me) {
@@ -149,7 +169,18 @@ func runRewrite(o *rewriteOptions) error {
 		}
 		return fmt.Errorf("%s: %w", o.model, err)
 	}
+	if ctx.FusedCount() == 0 && o.output == "" {
+		// Nothing to rewrite: a copy beside the input would only be a
+		// second file to mistake for a rewrite. An explicit -o is a
+		// promise to a pipeline that the file will exist, so it is kept.
+		report.WriteRewrite(o.out, report.NewRewrite(o.model, "", ctx, graph.SaveResult{}), o.explain)
+		writePlans(o.out, ctx, approx.MemoryBudget > 0)
+		return o.report.write(o.out, o.jsonOut(), o.prov, "", m, ctx, nil)
+	}
+	// Copying external data into the output's own file can take minutes.
+	o.prog.begin("writing " + out)
 	res, err := m.Save(out)
+	o.prog.done()
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", out, err)
 	}
@@ -158,12 +189,22 @@ func runRewrite(o *rewriteOptions) error {
 		fmt.Fprintf(o.out, "the output is over protobuf's 2 GiB limit, which ONNX Runtime cannot parse: initializers of 1 KiB and more were moved to %s\n", res.DataFile)
 	}
 	writePlans(o.out, ctx, approx.MemoryBudget > 0)
+	if m.Opset("attnopt") > 0 {
+		l := findLibrary(o.runtime.customOps)
+		o.report.library = &l
+		fmt.Fprintln(o.out, l.line())
+	}
 	// Approximate sites are always validated: their error is part of the result.
 	// and so is every site of a budgeted rewrite (the plan's measured error).
 	if (!o.validate && !hasApprox(ctx) && approx.MemoryBudget == 0) || ctx.FusedCount() == 0 {
 		return o.report.write(o.out, o.jsonOut(), o.prov, out, m, ctx, nil)
 	}
-	return o.report.write(o.out, o.jsonOut(), o.prov, out, m, ctx, validateRewrite(o, out))
+	verdict, err := validateRewrite(o, out)
+	err = o.report.write(o.out, o.jsonOut(), o.prov, out, m, ctx, err)
+	// The validation's table and verdict come last, once every file is
+	// written: a CI log that shows the verdict shows a finished command.
+	verdict()
+	return err
 }
 
 // jsonOut is where --json prints the report (nil without --json).
@@ -174,30 +215,35 @@ func (o *rewriteOptions) jsonOut() io.Writer {
 	return nil
 }
 
-// validateRewrite checks the written model against the input, site by site.
-func validateRewrite(o *rewriteOptions, out string) error {
+// validateRewrite checks the written model against the input, site by
+// site; verdict prints the runtime, the table and the verdict.
+func validateRewrite(o *rewriteOptions, out string) (verdict func(), err error) {
+	verdict = func() {}
 	orig, err := loadModel(o.model, &o.pins, o.prog)
 	if err != nil {
-		return err
+		return verdict, err
 	}
 	rew, err := loadModel(out, &o.pins, o.prog)
 	if err != nil {
-		return err
+		return verdict, err
 	}
 	runner, rt, err := o.runtime.choose(rew)
 	if err != nil {
-		return err
+		return verdict, err
 	}
 	o.report.ran(rt)
 	pins, _ := o.pins.pins()
+	o.prog.begin("validating " + out)
 	rep := validate.Validate(orig, rew, runner, validate.Options{Seed: 1, Dims: pins.Dims, MaxError: o.approx.maxError,
 		Progress: func(done, total int, what string) { o.prog.step(done, total, what) }})
 	o.prog.done()
 	rep.Original, rep.Rewritten = o.model, out
 	o.report.validated(rep)
-	writeRuntime(o.out, rt)
-	report.WriteValidationTable(o.out, rep, isTerminal(o.out))
+	verdict = func() {
+		writeRuntime(o.out, rt)
+		report.WriteValidationTable(o.out, rep, isTerminal(o.out))
+	}
 	// The file is written either way; the exit code is the verdict's, as
 	// for validate (an approximate site without --max-error exits 4).
-	return verdictError(rep, o.model, out)
+	return verdict, verdictError(rep, o.model, out)
 }

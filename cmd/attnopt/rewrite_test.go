@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,20 +64,68 @@ func TestRewriteWritesBesideInputAndNeverTouchesIt(t *testing.T) {
 	}
 }
 
-func TestRewriteWithoutSitesCopiesModel(t *testing.T) {
-	in := writeModel(t, testgraph.Classifier())
-	out := filepath.Join(t.TempDir(), "out.onnx")
-	code, stdout, _ := runCLI("rewrite", in, "-o", out)
-	if code != 0 || !strings.Contains(stdout, "no attention site found; wrote the model unchanged") {
-		t.Fatalf("exit %d:\n%s", code, stdout)
+// A rewrite that fuses nothing writes no file beside the input and says
+// so, exit 0; with -o the file is written as asked, the model unchanged
+// (docs/cli.md, "Nothing to rewrite"). Reports given with --report are
+// written either way and name no output.
+func TestRewriteWithNothingToFuse(t *testing.T) {
+	cases := []struct {
+		name   string
+		model  *testgraph.B
+		flags  []string
+		output bool // give -o
+		last   string
+	}{
+		{"no site", testgraph.Classifier(), nil, false, "no attention site found; nothing to rewrite, no file written (-o FILE writes the model unchanged)"},
+		{"no site, -o", testgraph.Classifier(), nil, true, "no attention site found; wrote the model unchanged to "},
+		{"sites below --min-scores", testgraph.SAGAN(17, 16, 4, 4), []string{"--min-scores", "1GiB"}, false, "0 of 1 site(s) fused (target attnopt): nothing to rewrite, no file written (-o FILE writes the model unchanged)"},
+		{"sites below --min-scores, -o", testgraph.SAGAN(17, 16, 4, 4), []string{"--min-scores", "1GiB"}, true, "0 of 1 site(s) fused (target attnopt); 0 node(s) removed, 0 layout fold(s); wrote "},
 	}
-	a, _ := os.ReadFile(in)
-	b, _ := os.ReadFile(out)
-	var pa, pb onnxpb.ModelProto
-	proto.Unmarshal(a, &pa)
-	proto.Unmarshal(b, &pb)
-	if !proto.Equal(&pa, &pb) {
-		t.Fatal("model without sites changed")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := filepath.Join(dir, "model.onnx")
+			if err := os.WriteFile(in, tc.model.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := append([]string{"rewrite", in, "--report", filepath.Join(dir, "r.json")}, tc.flags...)
+			want := []string{"model.onnx", "r.json"}
+			if tc.output {
+				args = append(args, "-o", filepath.Join(dir, "out.onnx"))
+				want = []string{"model.onnx", "out.onnx", "r.json"}
+			}
+			code, stdout, stderr := runCLI(args...)
+			lines := strings.Split(strings.TrimSpace(stdout), "\n")
+			if code != 0 || stderr != "" || len(lines) < 2 || !strings.Contains(lines[len(lines)-2], tc.last) {
+				t.Fatalf("exit %d, stderr %q, stdout:\n%s\nwant the summary %q", code, stderr, stdout, tc.last)
+			}
+			var files []string
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				files = append(files, e.Name())
+			}
+			if !slices.Equal(files, want) {
+				t.Errorf("files %v, want %v", files, want)
+			}
+			rep, err := os.ReadFile(filepath.Join(dir, "r.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if named := strings.Contains(string(rep), "out.onnx") || strings.Contains(string(rep), "model.attnopt.onnx"); named != tc.output {
+				t.Errorf("report names an output: %v, want %v", named, tc.output)
+			}
+			if !tc.output {
+				return
+			}
+			a, _ := os.ReadFile(in)
+			b, _ := os.ReadFile(filepath.Join(dir, "out.onnx"))
+			var pa, pb onnxpb.ModelProto
+			proto.Unmarshal(a, &pa)
+			proto.Unmarshal(b, &pb)
+			if !proto.Equal(&pa, &pb) {
+				t.Fatal("a model with nothing to fuse changed")
+			}
+		})
 	}
 }
 
@@ -112,7 +161,9 @@ func TestRewriteCarriesExternalData(t *testing.T) {
 			t.Fatalf("initializer %s unreadable in the output: %v", v.Name, err)
 		}
 	}
-	code, stdout, _ = runCLI("rewrite", in)
+	// The site is fused (--min-scores 0): a rewrite that fuses nothing
+	// writes no file beside the input.
+	code, stdout, _ = runCLI("rewrite", in, "--min-scores", "0")
 	if code != 0 || !strings.Contains(stdout, "referenced in place") {
 		t.Fatalf("rewrite beside the input:\n%s", stdout)
 	}

@@ -14,8 +14,11 @@ import (
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "attnopt",
-		Short:         "Find attention in ONNX models and fuse it into memory-efficient ops",
+		Use:   "attnopt",
+		Short: "Find attention in ONNX models and fuse it into memory-efficient ops",
+		Example: `  attnopt inspect model.onnx                     # the attention sites and their memory
+  attnopt rewrite model.onnx --validate          # fuse them into model.attnopt.onnx, check the numbers
+  attnopt check model.onnx --memory-budget 16GiB`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -83,13 +84,26 @@ func TestValidateDefaultRuntime(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil || code != 0 {
 		t.Fatalf("exit %d %s: %v\n%s", code, stderr, err, stdout)
 	}
+	// Documents carry the libraries' file names (they are outside the
+	// working directory), not this machine's paths.
 	rt := doc.Provenance.Runtime
-	if doc.Runtime != "ort" || !doc.Pass || rt.Name != "ort" || rt.Library != lib || !strings.HasPrefix(rt.Version, "1.") || rt.CustomOps != ops || rt.CustomOpsFrom != "$ATTNOPT_CUSTOM_OPS" {
+	if doc.Runtime != "ort" || !doc.Pass || rt.Name != "ort" || rt.Library != filepath.Base(lib) || !strings.HasPrefix(rt.Version, "1.") || rt.CustomOps != filepath.Base(ops) || rt.CustomOpsFrom != "$ATTNOPT_CUSTOM_OPS" {
 		t.Errorf("attnopt target in ONNX Runtime: %+v", doc)
 	}
-	// rewrite --validate takes the same default and says so.
-	code, stdout, _ = runCLI("rewrite", orig, "-o", filepath.Join(t.TempDir(), "v.onnx"), "--validate")
+	// rewrite --validate takes the same default and says so, with the
+	// paths on the terminal; its reports name the files only.
+	dir := t.TempDir()
+	code, stdout, _ = runCLI("rewrite", orig, "-o", filepath.Join(dir, "v.onnx"), "--validate", "--report", filepath.Join(dir, "r.html"), "--report", filepath.Join(dir, "r.json"))
 	if code != 0 || !strings.Contains(stdout, "\nruntime: ONNX Runtime 1.") || !strings.Contains(stdout, "; attnopt's custom ops from $ATTNOPT_CUSTOM_OPS: "+ops+"\n") {
 		t.Errorf("rewrite --validate: exit %d\n%s", code, stdout)
+	}
+	for _, r := range []string{"r.html", "r.json"} {
+		data, err := os.ReadFile(filepath.Join(dir, r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := string(data); strings.Contains(s, filepath.Dir(lib)) || strings.Contains(s, filepath.Dir(ops)) || !strings.Contains(s, filepath.Base(ops)) {
+			t.Errorf("%s names the libraries' folders %s, %s, or not %s", r, filepath.Dir(lib), filepath.Dir(ops), filepath.Base(ops))
+		}
 	}
 }

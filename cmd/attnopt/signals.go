@@ -22,9 +22,9 @@ func watchSignals(stderr io.Writer, exit func(int)) (stop func()) {
 		case sig := <-ch:
 			graph.RemoveTempFiles()
 			fmt.Fprintf(stderr, "attnopt: interrupted (%v); temporary files removed\n", sig)
-			code := 128 + int(syscall.SIGINT)
+			code := exitInterrupted
 			if sig == syscall.SIGTERM {
-				code = 128 + int(syscall.SIGTERM)
+				code = exitTerminated
 			}
 			exit(code)
 		case <-done:

@@ -38,8 +38,8 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 			"(--scope model) on seeded random inputs and compares the outputs: max abs/rel error,\n" +
 			"mean abs error, cosine similarity, worst index, NaN/Inf. Exit 1 when any output is\n" +
 			"outside tolerance (fp32 1e-4, fp16 2e-2, bf16 5e-2 absolute unless --atol/--rtol);\n" +
-			"exit 3 when --scope sites finds no rewritten site to compare (NO CHECKS) or the runtime\n" +
-			"cannot run an op of a check (CANNOT CHECK); exit 4 when an approximate (windowed or pooled)\n" +
+			"exit 3 when --scope sites finds no rewritten site to compare (NO CHECKS) or the checker\n" +
+			"cannot run a check for a reason that is not the rewrite's (CANNOT CHECK); exit 4 when an approximate (windowed or pooled)\n" +
 			"site has no bound: --max-error, or the one its rewrite recorded (APPROXIMATE, not a pass).\n" +
 			"Inputs are generated from what the graph does with each: masks with left and right padding,\n" +
 			"a fully masked row and none, ids within their tables, lengths within their ranges;\n" +
@@ -51,10 +51,13 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 			"attnopt ops, when both are found (--ort-lib, $ORT_LIB, the Python environment's onnxruntime,\n" +
 			"the system; --custom-ops, $ATTNOPT_CUSTOM_OPS, the attnopt wheel), else the pure-Go runtime;\n" +
 			"the first line printed says which runtime and libraries ran.",
-		Args: cobra.ExactArgs(2),
+		Example: `  attnopt validate model.onnx model.attnopt.onnx
+  attnopt validate model.onnx model.attnopt.onnx --scope model --runtime go
+  attnopt validate model.onnx model.attnopt.onnx --inputs inputs.npz --json`,
+		Args: operands,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.original, o.rewritten = args[0], args[1]
-			o.prog = newProgress(stderr, quiet(c) || o.format.json || o.format.format == "json")
+			o.prog = newProgress(stderr, quiet(c), !o.format.json && o.format.format != "json")
 			o.prov = provenanceOf(c)
 			return runValidate(o)
 		},
@@ -118,6 +121,7 @@ func runValidate(o *validateOptions) error {
 			}
 		}
 	}
+	o.prog.begin(fmt.Sprintf("validating %s (--scope %s)", o.rewritten, o.scope))
 	rep := validate.Validate(orig, rew, runner, validate.Options{
 		Scope: o.scope, Seed: o.seed, Atol: o.atol, Rtol: o.rtol, Dims: pins.Dims,
 		MaxError: o.maxError, Inputs: inputs, InputsName: filepath.Base(o.inputs),

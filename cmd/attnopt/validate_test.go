@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -112,5 +113,43 @@ func TestValidateCLIDynamicLlama(t *testing.T) {
 		if code != 0 || strings.Count(stdout, "ok\n") != 2 || !strings.Contains(stdout, "PASS") {
 			t.Errorf("%s: exit %d\n%s%s", target, code, stdout, stderr)
 		}
+	}
+}
+
+// A pair in which no site was rewritten checks nothing, even when the
+// original has sites: identical files, and a rewrite that left every site
+// as it was (below --min-scores). Both are NO CHECKS (exit 3) with the
+// reason, never one vacuous PASS per site; --scope model still compares.
+func TestValidateCLINoRewrittenSite(t *testing.T) {
+	vit := "../../testdata/models/timm_vit/model.onnx" // 2 sites of 4.5 KiB
+	kept := filepath.Join(t.TempDir(), "kept.onnx")
+	if code, stdout, stderr := runCLI("rewrite", vit, "-o", kept, "--quiet", "--min-scores", "1GiB"); code != 0 || !strings.Contains(stdout, "0 of 2 site(s) fused") {
+		t.Fatalf("rewrite: exit %d:\n%s%s", code, stdout, stderr)
+	}
+	for _, tc := range []struct{ name, rewritten string }{{"identical files", vit}, {"no site fused", kept}} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, rt := range []string{"go", "ort"} {
+				if rt == "ort" && os.Getenv("ONNXRUNTIME_LIB") == "" {
+					continue
+				}
+				code, stdout, stderr := runCLI("validate", vit, tc.rewritten, "--runtime", rt)
+				if code != exitNoChecks || strings.Contains(stdout, "PASS") || !strings.Contains(stdout, "NO CHECKS: no attention site of the original was rewritten") ||
+					!strings.Contains(stderr, "no attention site of "+vit+" was rewritten; nothing to validate") {
+					t.Errorf("%s: exit %d, stdout %q, stderr %q", rt, code, stdout, stderr)
+				}
+				code, stdout, _ = runCLI("validate", vit, tc.rewritten, "--runtime", rt, "--json")
+				var rep struct {
+					NoChecks bool              `json:"no_checks"`
+					Pass     bool              `json:"pass"`
+					Checks   []json.RawMessage `json:"checks"`
+				}
+				if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != exitNoChecks || !rep.NoChecks || rep.Pass || len(rep.Checks) != 0 {
+					t.Errorf("%s --json: exit %d, %+v (%v)", rt, code, rep, err)
+				}
+				if code, stdout, stderr := runCLI("validate", vit, tc.rewritten, "--runtime", rt, "--scope", "model"); code != 0 || !strings.Contains(stdout, "model\tlogits\t0\t") {
+					t.Errorf("%s --scope model: exit %d:\n%s%s", rt, code, stdout, stderr)
+				}
+			}
+		})
 	}
 }

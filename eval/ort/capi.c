@@ -29,6 +29,7 @@ typedef OrtStatus* (*SetInterOpNumThreads_t)(OrtSessionOptions*, int);
 typedef OrtStatus* (*SetSessionGraphOptimizationLevel_t)(OrtSessionOptions*, int);
 typedef OrtStatus* (*RegisterCustomOpsLibrary_V2_t)(OrtSessionOptions*, const char*);
 typedef void (*ReleaseSessionOptions_t)(OrtSessionOptions*);
+typedef OrtStatus* (*AddSessionConfigEntry_t)(OrtSessionOptions*, const char*, const char*);
 typedef OrtStatus* (*CreateSessionFromArray_t)(const OrtEnv*, const void*, size_t, const OrtSessionOptions*, OrtSession**);
 typedef void (*ReleaseSession_t)(OrtSession*);
 typedef OrtStatus* (*SessionGetInputCount_t)(const OrtSession*, size_t*);
@@ -56,6 +57,8 @@ typedef void (*ReleaseTensorTypeAndShapeInfo_t)(OrtTensorTypeAndShapeInfo*);
 typedef OrtStatus* (*Run_t)(OrtSession*, const OrtRunOptions*, const char* const*, const OrtValue* const*, size_t,
                             const char* const*, size_t, OrtValue**);
 typedef void (*ReleaseValue_t)(OrtValue*);
+typedef OrtStatus* (*GetAvailableProviders_t)(char***, int*);
+typedef OrtStatus* (*ReleaseAvailableProviders_t)(char**, int);
 
 // API(Name) is the OrtApi slot of member Name as a callable pointer.
 #define API(name) ((name##_t)g_api[AO_IDX_##name])
@@ -140,6 +143,10 @@ char* ao_set_opt_level(OrtSessionOptions* o, int level) {
 
 char* ao_register_custom_ops(OrtSessionOptions* o, const char* path) {
   return take(API(RegisterCustomOpsLibrary_V2)(o, path));
+}
+
+char* ao_add_config(OrtSessionOptions* o, const char* key, const char* value) {
+  return take(API(AddSessionConfigEntry)(o, key, value));
 }
 
 void ao_release_session_options(OrtSessionOptions* o) {
@@ -252,4 +259,21 @@ char* ao_tensor_info(OrtValue* v, int* is_tensor, int* elem, size_t* rank, int64
   API(ReleaseTensorTypeAndShapeInfo)(info);
   if (err) return err;
   return take(API(GetTensorMutableData)(v, data));
+}
+
+char* ao_providers(char** out) {
+  char** names = NULL;
+  int n = 0;
+  char* err = take(API(GetAvailableProviders)(&names, &n));
+  if (err) return err;
+  size_t len = 1;
+  for (int i = 0; i < n; i++) len += strlen(names[i]) + 1;
+  char* s = (char*)malloc(len);
+  s[0] = 0;
+  for (int i = 0; i < n; i++) {
+    if (i) strcat(s, ",");
+    strcat(s, names[i]);
+  }
+  *out = s;
+  return take(API(ReleaseAvailableProviders)(names, n));
 }

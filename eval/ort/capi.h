@@ -52,6 +52,9 @@ enum {
   AO_IDX_ReleaseTypeInfo = 98,
   AO_IDX_ReleaseTensorTypeAndShapeInfo = 99,
   AO_IDX_ReleaseSessionOptions = 100,
+  AO_IDX_GetAvailableProviders = 125,
+  AO_IDX_ReleaseAvailableProviders = 126,
+  AO_IDX_AddSessionConfigEntry = 130,
   AO_IDX_RegisterCustomOpsLibrary_V2 = 228,
 };
 
@@ -83,6 +86,8 @@ char* ao_set_intra_threads(OrtSessionOptions* o, int n);
 char* ao_set_inter_threads(OrtSessionOptions* o, int n);
 char* ao_set_opt_level(OrtSessionOptions* o, int level);
 char* ao_register_custom_ops(OrtSessionOptions* o, const char* path);
+// ao_add_config sets a session configuration entry (AddSessionConfigEntry).
+char* ao_add_config(OrtSessionOptions* o, const char* key, const char* value);
 void ao_release_session_options(OrtSessionOptions* o);
 
 char* ao_create_session(OrtEnv* env, const void* model, size_t len, OrtSessionOptions* o, OrtSession** out);
@@ -109,5 +114,10 @@ char* ao_run(OrtSession* s, const char* const* in_names, OrtValue* const* ins, s
 // ao_tensor_info describes a tensor value; dims gets *rank entries when
 // *rank <= cap. *data points at its buffer (owned by the value).
 char* ao_tensor_info(OrtValue* v, int* is_tensor, int* elem, size_t* rank, int64_t* dims, size_t cap, void** data);
+
+// ao_providers copies the names of the execution providers this build of
+// ONNX Runtime has (GetAvailableProviders) into one malloc'ed string,
+// separated by commas.
+char* ao_providers(char** out);
 
 #endif

@@ -98,6 +98,18 @@ func load(libPath string) (*Runtime, error) {
 // Version is the loaded library's version string, e.g. "1.24.3".
 func (r *Runtime) Version() string { return r.version }
 
+// Providers lists the execution providers this build of ONNX Runtime has
+// ("CUDAExecutionProvider", "CPUExecutionProvider"): a CPU-only package
+// lacks CUDA's whatever the machine has.
+func (r *Runtime) Providers() ([]string, error) {
+	var out *C.char
+	if err := check(C.ao_providers(&out)); err != nil {
+		return nil, fmt.Errorf("ort: available providers: %w", err)
+	}
+	defer C.free(unsafe.Pointer(out))
+	return strings.Split(C.GoString(out), ","), nil
+}
+
 // Path is the library path the runtime was loaded from.
 func (r *Runtime) Path() string { return r.path }
 
@@ -158,6 +170,11 @@ func (r *Runtime) NewSession(model []byte, opts SessionOptions) (*Session, error
 			return nil, fmt.Errorf("ort: register custom-op library %s: %w", opts.CustomOpsLibrary, err)
 		}
 	}
+	if opts.ExternalDataDir != "" {
+		if err := addConfig(so, externalDataDirKey, opts.ExternalDataDir); err != nil {
+			return nil, fmt.Errorf("ort: external-data folder %s: %w", opts.ExternalDataDir, err)
+		}
+	}
 	// ORT reads the model during the call only; copy it to C memory anyway
 	// so no Go pointer is handed over.
 	buf := C.CBytes(model)
@@ -175,6 +192,18 @@ func (r *Runtime) NewSession(model []byte, opts SessionOptions) (*Session, error
 		return nil, err
 	}
 	return s, nil
+}
+
+// externalDataDirKey is ORT's session option for the folder external data
+// of a model loaded from bytes is read from (onnxruntime's
+// onnxruntime_session_options_config_keys.h, ORT 1.17 and later).
+const externalDataDirKey = "session.model_external_initializers_file_folder_path"
+
+func addConfig(so *C.OrtSessionOptions, key, value string) error {
+	ck, cv := C.CString(key), C.CString(value)
+	defer C.free(unsafe.Pointer(ck))
+	defer C.free(unsafe.Pointer(cv))
+	return check(C.ao_add_config(so, ck, cv))
 }
 
 // describe lists the inputs (output == 0) or outputs of the session.

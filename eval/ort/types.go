@@ -30,6 +30,11 @@ type SessionOptions struct {
 	Threads int
 	// DisableOptimizations turns ORT's graph optimizations off.
 	DisableOptimizations bool
+	// ExternalDataDir is the folder the model's external-data locations
+	// are relative to: the model is handed over as bytes, which ORT would
+	// otherwise resolve against the working directory (and refuse outside
+	// it). Empty for a model without a folder.
+	ExternalDataDir string
 }
 
 // IOInfo describes a graph input or output.

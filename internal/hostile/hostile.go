@@ -91,7 +91,7 @@ func Models() [][]byte {
 }
 
 // Cases lists every class; external-data classes are in external.go, fused
-// ops that ONNX Runtime refuses in fused.go.
+// ops that ONNX Runtime refuses in fused.go, PyTorch's files in foreign.go.
 func Cases() []Case {
 	cs := []Case{
 		{Name: "unused softmax chain", Valid: true, Build: func(dir string) (string, error) {
@@ -246,7 +246,7 @@ func Cases() []Case {
 			m.Graph.Node = append(m.Graph.Node, &onnxpb.NodeProto{OpType: proto.String("If"), Input: []string{"q"}, Output: []string{"if_out"}})
 		}),
 	}
-	return append(append(cs, externalCases()...), FusedCases()...)
+	return append(append(append(cs, externalCases()...), FusedCases()...), ForeignCases()...)
 }
 
 func graphAttr(name string, g *onnxpb.GraphProto) *onnxpb.AttributeProto {

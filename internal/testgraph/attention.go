@@ -139,3 +139,59 @@ func CPA3D(opset int64, dd, hh, ww, c, heads int) *B {
 	bl.rename(o, "out")
 	return bl
 }
+
+// SpatialSelfAttention is diffusers' Attention over an NCHW feature map
+// (AttnDownBlock2D/AttnUpBlock2D of a UNet2DModel) as torch's dynamo
+// exporter writes it at opset 18: x viewed as (1, C, H·W) and transposed,
+// Q/K/V projections split into heads, SDPA decomposed with every reshape
+// target folded to a constant (Kᵀ reshaped to [1, heads, d, H·W]), the
+// output projected, transposed back to (1, C, H, W) and added to x. With
+// flatK, K also passes through a flat [heads·H·W·d] reshape, a length folded
+// into a shape that a reduced-length run cannot cut.
+func SpatialSelfAttention(c, hgt, wid, heads int, flatK bool) *B {
+	bl := New(18)
+	n, cc, hd := int64(hgt*wid), int64(c), int64(c/heads)
+	x := bl.Input("x", graph.Float32, 1, c, hgt, wid)
+	t := bl.Node("Transpose", []string{bl.Node("Reshape", []string{x, bl.I64(1, cc, n)})}, Ints("perm", 0, 2, 1))
+	proj := func(in string) string {
+		y := bl.Node("MatMul", []string{in, bl.Weight(graph.Float32, cc, cc)})
+		return bl.Node("Add", []string{y, bl.Weight(graph.Float32, cc)})
+	}
+	split := func(y string) string {
+		y = bl.Node("Reshape", []string{y, bl.I64(1, n, int64(heads), hd)})
+		return bl.Node("Transpose", []string{y}, Ints("perm", 0, 2, 1, 3))
+	}
+	q, k, v := split(proj(t)), split(proj(t)), split(proj(t))
+	if flatK {
+		k = bl.Node("Reshape", []string{k, bl.I64(int64(heads) * n * hd)})
+		k = bl.Node("Reshape", []string{k, bl.I64(1, int64(heads), n, hd)})
+	}
+	kt := bl.Node("Reshape", []string{k, bl.I64(-1, n, hd)})
+	kt = bl.Node("Transpose", []string{kt}, Ints("perm", 0, 2, 1))
+	kt = bl.Node("Reshape", []string{kt, bl.I64(1, int64(heads), hd, n)})
+	sq := bl.Const(graph.Float32, []int64{1}, math.Sqrt(1/math.Sqrt(float64(hd))))
+	s := bl.Node("MatMul", []string{bl.Node("Mul", []string{q, sq}), bl.Node("Mul", []string{kt, sq})})
+	o := bl.Node("MatMul", []string{bl.Node("Softmax", []string{s}, Int("axis", -1)), v})
+	o = bl.Node("Reshape", []string{bl.Node("Transpose", []string{o}, Ints("perm", 0, 2, 1, 3)), bl.I64(1, n, cc)})
+	o = bl.Node("Transpose", []string{proj(o)}, Ints("perm", 0, 2, 1))
+	o = bl.Node("Reshape", []string{o, bl.I64(1, cc, int64(hgt), int64(wid))})
+	o = bl.Node("Add", []string{o, x})
+	bl.rename(o, "out")
+	return bl
+}
+
+// GatherNDPositions adds to q the rows of a per-batch position table read
+// at kv_pos + 4 by GatherND (batch_dims 1), as an HF export reads a table
+// at the cache's positions, then attends q to itself: kv_pos must stay
+// below 4 for the model to run.
+func GatherNDPositions() *B {
+	b := New(17)
+	q := b.Input("q", graph.Float32, 2, 8, 4)
+	pos := b.Input("kv_pos", graph.Int64, 2, 8)
+	idx := b.Node("Unsqueeze", []string{b.Node("Add", []string{pos, b.ScalarI64(4)}), b.I64(-1)})
+	q = b.Node("Add", []string{q, b.Node("GatherND", []string{b.Weight(graph.Float32, 2, 8, 4), idx}, Int("batch_dims", 1))})
+	s := b.Node("MatMul", []string{q, b.Node("Transpose", []string{q}, Ints("perm", 0, 2, 1))})
+	out := b.Node("MatMul", []string{b.Node("Softmax", []string{s}, Int("axis", -1)), q})
+	b.rename(out, "out")
+	return b
+}

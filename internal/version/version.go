@@ -7,9 +7,14 @@ import (
 	"runtime/debug"
 )
 
-// Version is attnopt's release. python/pyproject.toml gives the wheel the
-// same one (version_test.go checks).
+// Version is attnopt's release, the one place it is written: the wheel
+// reads it from here (python/pyproject.toml's regex metadata provider;
+// version_test.go checks the pattern), and docs/release.md tags it.
 const Version = "0.1.0"
+
+// License is attnopt's licence (SPDX), the repository's LICENSE file;
+// python/pyproject.toml declares the same (version_test.go checks).
+const License = "Apache-2.0"
 
 // Info identifies the running build.
 type Info struct {

@@ -4,7 +4,7 @@
   epcheck           ORT's own CUDA kernels first (is the trimmed fatbin
                     accepted?): one-node ONNX Attention-23 models on the CUDA
                     EP against NumPy in float64 (flash, memory-efficient and
-                    unfused paths by the conditions in passes/cuda_path.go).
+                    unfused paths by the conditions in passes/lower/cuda.go).
                     With --cpu, the same models on the CPU EP (a rehearsal).
   table MODELS_DIR  each model of MODELS_DIR/models.txt as original,
                     --target ort and --target attnopt, one fresh process
@@ -73,7 +73,7 @@ def epcheck(cpu):
     providers = ["CPUExecutionProvider"] if cpu else ["CUDAExecutionProvider"]
     rng = np.random.default_rng(1)
     failed = 0
-    # (dtype, d, masked, ORT's CUDA path by passes/cuda_path.go)
+    # (dtype, d, masked, ORT's CUDA path by passes/lower/cuda.go)
     for dt, d, masked, path in [(np.float16, 64, False, "flash"), (np.float16, 64, True, "memory-efficient"),
                                 (np.float16, 4, True, "unfused"), (np.float32, 32, False, "memory-efficient")]:
         b, h, n = 1, 8, 1024

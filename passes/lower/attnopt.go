@@ -14,8 +14,11 @@ type attnoptTarget struct{}
 
 func init() { registerTarget(attnoptTarget{}) }
 
-func (attnoptTarget) Name() string     { return "attnopt" }
-func (attnoptTarget) Op() string       { return opdef.FlashAttention.FullName() }
+func (attnoptTarget) Name() string { return "attnopt" }
+func (attnoptTarget) Op() string   { return opdef.FlashAttention.FullName() }
+func (attnoptTarget) Summary() string {
+	return "attnopt's kernels, CPU and CUDA, through its ONNX Runtime custom-op library"
+}
 func (attnoptTarget) WindowOp() string { return opdef.WindowAttention.FullName() }
 func (attnoptTarget) Import() graph.Opset {
 	return graph.Opset{Domain: opdef.Domain, Version: opdef.Version}
@@ -23,7 +26,7 @@ func (attnoptTarget) Import() graph.Opset {
 func (attnoptTarget) CheckModel(m *graph.Model) error       { return nil }
 func (attnoptTarget) Materialises(o *canonical.SDPA) string { return "" }
 func (attnoptTarget) OnCUDA(o *canonical.SDPA) CUDAPath {
-	return CUDAPath{CUDAAttnopt, "attnopt.FlashAttention's CUDA kernel (libattnopt_ort.so)"}
+	return CUDAPath{Kernel: CUDAAttnopt, Why: "attnopt.FlashAttention's CUDA kernel (libattnopt_ort.so)"}
 }
 func (attnoptTarget) Owns(n *graph.Node) bool { return n.Domain == "attnopt" }
 

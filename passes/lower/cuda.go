@@ -49,6 +49,10 @@ func (k CUDAKernel) MemoryEfficient() bool {
 type CUDAPath struct {
 	Kernel CUDAKernel
 	Why    string
+	// AtRunTime: the choice reads a dim that is symbolic here (a sequence
+	// length, a head dim), so ORT makes it per run; Kernel is the one it
+	// takes when that dim fails the rule, and Why says which dim.
+	AtRunTime bool
 }
 
 // CUDACase is what ORT's CUDA kernel choice reads from an attention op.
@@ -79,7 +83,7 @@ func multipleOf8(d graph.Dim, max int64) (string, bool) {
 	v, ok := d.Value()
 	switch {
 	case !ok:
-		return fmt.Sprintf("head dim %s is not static", d), false
+		return fmt.Sprintf("head dim %s is symbolic (it must be a multiple of 8)", d), false
 	case v%8 != 0:
 		return fmt.Sprintf("head dim %d is not a multiple of 8", v), false
 	case v > max:
@@ -123,20 +127,51 @@ func mhaOnCUDA(c CUDACase) CUDAPath {
 	if c.DType == graph.Float16 {
 		elem = 2
 		if _, ok := flashHeads(c); ok && !c.Masked {
-			return CUDAPath{CUDAFlash, "float16, no mask, head dim a multiple of 8 (sm_80+)"}
+			return CUDAPath{Kernel: CUDAFlash, Why: "float16, no mask, head dim a multiple of 8 (sm_80+)"}
 		}
 	}
 	why, ok := memEffHeads(c)
 	switch {
 	case !ok:
+		return unfused(why, "head dim", c.Dqk, c.Dv)
 	case c.Masked && !divisible(c.Nq, 4*elem):
-		why = fmt.Sprintf("an attention_bias needs the query length %s to be a multiple of %d", c.Nq, 4*elem)
+		return unfused(fmt.Sprintf("an attention_bias needs the query length %s to be a multiple of %d", c.Nq, 4*elem), "length", c.Nq)
 	case c.DType == graph.Float32 && !atLeast(c.Nq, 256) && !atLeast(c.Nk, 256):
-		why = "float32 sequences shorter than 256 tokens"
-	default:
-		return CUDAPath{CUDAMemoryEfficient, "head dims multiples of 8"}
+		if static(c.Nq) && static(c.Nk) {
+			return unfused("float32 sequences shorter than 256 tokens", "")
+		}
+		return unfused(fmt.Sprintf("float32 takes the memory-efficient kernel only from 256 tokens on, and the length %s is symbolic", symbolic(c.Nq, c.Nk)), "length", c.Nq, c.Nk)
 	}
-	return CUDAPath{CUDAUnfused, why}
+	return CUDAPath{Kernel: CUDAMemoryEfficient, Why: "head dims multiples of 8"}
+}
+
+// unfused is ORT's unfused path for why. When a dim the rule reads (the
+// length or head dim, named by what) is symbolic, ORT decides per run and
+// the reason says so rather than state the path as a fact.
+func unfused(why, what string, read ...graph.Dim) CUDAPath {
+	p := CUDAPath{Kernel: CUDAUnfused, Why: why}
+	for _, d := range read {
+		p.AtRunTime = p.AtRunTime || !static(d)
+	}
+	if p.AtRunTime {
+		p.Why += ": it depends on the " + what + " at run time (pin it with --dim to know)"
+	}
+	return p
+}
+
+func static(d graph.Dim) bool {
+	_, ok := d.Value()
+	return ok
+}
+
+// symbolic is the first of dims that is not static.
+func symbolic(dims ...graph.Dim) graph.Dim {
+	for _, d := range dims {
+		if !static(d) {
+			return d
+		}
+	}
+	return dims[0]
 }
 
 // attentionOnCUDA is ONNX Attention-23's choice (ORT core/providers/cuda/
@@ -145,34 +180,33 @@ func mhaOnCUDA(c CUDACase) CUDAPath {
 // multiple of 4), else unfused. No float64 kernel on CUDA.
 func attentionOnCUDA(c CUDACase) CUDAPath {
 	if c.DType == graph.Float64 {
-		return CUDAPath{CUDANoKernel, "no CUDA kernel for float64 Attention"}
+		return CUDAPath{Kernel: CUDANoKernel, Why: "no CUDA kernel for float64 Attention"}
 	}
 	if _, ok := flashHeads(c); ok && !c.Masked && c.DType != graph.Float32 {
-		return CUDAPath{CUDAFlash, "no mask, head dim a multiple of 8 (sm_80+)"}
+		return CUDAPath{Kernel: CUDAFlash, Why: "no mask, head dim a multiple of 8 (sm_80+)"}
 	}
 	why, ok := memEffHeads(c)
 	switch {
 	case !ok:
+		return unfused(why, "head dim", c.Dqk, c.Dv)
 	case c.GQA && c.DType == graph.Float32:
-		why = "float32 with grouped key/value heads"
+		return unfused("float32 with grouped key/value heads", "")
 	case c.Masked && !divisible(c.Nk, 4):
-		why = fmt.Sprintf("a mask needs the key length %s to be a multiple of 4", c.Nk)
-	default:
-		return CUDAPath{CUDAMemoryEfficient, "head dims multiples of 8"}
+		return unfused(fmt.Sprintf("a mask needs the key length %s to be a multiple of 4", c.Nk), "length", c.Nk)
 	}
-	return CUDAPath{CUDAUnfused, why}
+	return CUDAPath{Kernel: CUDAMemoryEfficient, Why: "head dims multiples of 8"}
 }
 
 // gqaOnCUDA is com.microsoft.GroupQueryAttention's: float16 and bfloat16
 // only, Flash when the head dim allows, else CUTLASS; it has no unfused path.
 func gqaOnCUDA(c CUDACase) CUDAPath {
 	if c.DType == graph.Float32 {
-		return CUDAPath{CUDANoKernel, "no CUDA kernel for float32 GroupQueryAttention"}
+		return CUDAPath{Kernel: CUDANoKernel, Why: "no CUDA kernel for float32 GroupQueryAttention"}
 	}
 	if _, ok := flashHeads(c); ok {
-		return CUDAPath{CUDAFlash, "head dim a multiple of 8 (sm_80+)"}
+		return CUDAPath{Kernel: CUDAFlash, Why: "head dim a multiple of 8 (sm_80+)"}
 	}
-	return CUDAPath{CUDAMemoryEfficient, "CUTLASS (no flash for this head dim)"}
+	return CUDAPath{Kernel: CUDAMemoryEfficient, Why: "CUTLASS (no flash for this head dim)"}
 }
 
 func atLeast(d graph.Dim, n int64) bool {
@@ -186,7 +220,7 @@ func atLeast(d graph.Dim, n int64) bool {
 func CUDAAdvice(c CUDACase) (target string, ort CUDAPath) {
 	ort = mhaOnCUDA(c)
 	if c.DType != graph.Float32 && c.DType != graph.Float16 {
-		ort = CUDAPath{CUDANoKernel, "MultiHeadAttention takes float32 or float16, not " + c.DType.String()}
+		ort = CUDAPath{Kernel: CUDANoKernel, Why: "MultiHeadAttention takes float32 or float16, not " + c.DType.String()}
 	}
 	if ort.Kernel.MemoryEfficient() {
 		return "ort", ort

@@ -34,7 +34,7 @@ func TestCUDAKernelChoice(t *testing.T) {
 		{"bf16 d64", c(bf16, 64, 64, 4096, 4096, false, false), CUDAMemoryEfficient, CUDAFlash, CUDAFlash, "multiples of 8", "attnopt"},
 		{"masked Nk 10001", c(f16, 64, 64, 10000, 10001, true, false), CUDAMemoryEfficient, CUDAUnfused, CUDAFlash, "multiples of 8", "ort"},
 		{"head dim 320", c(f16, 320, 320, 1024, 1024, false, false), CUDAMemoryEfficient, CUDAMemoryEfficient, CUDAMemoryEfficient, "multiples of 8", "ort"},
-		{"symbolic head dim", CUDACase{DType: f16, Dqk: graph.Sym("d"), Dv: graph.Sym("d"), Nq: graph.D(64), Nk: graph.D(64)}, CUDAUnfused, CUDAUnfused, CUDAMemoryEfficient, "not static", "attnopt"},
+		{"symbolic head dim", CUDACase{DType: f16, Dqk: graph.Sym("d"), Dv: graph.Sym("d"), Nq: graph.D(64), Nk: graph.D(64)}, CUDAUnfused, CUDAUnfused, CUDAMemoryEfficient, "is symbolic", "attnopt"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,6 +57,29 @@ func TestCUDAKernelChoice(t *testing.T) {
 	for k, s := range map[CUDAKernel]string{CUDAAttnopt: "attnopt", CUDAFlash: "flash", CUDAMemoryEfficient: "memory-efficient", CUDAUnfused: "unfused", CUDANoKernel: "cpu-fallback"} {
 		if k.String() != s || k.MemoryEfficient() == (k == CUDAUnfused || k == CUDANoKernel) {
 			t.Errorf("%d: %q, memory-efficient %v", k, k.String(), k.MemoryEfficient())
+		}
+	}
+}
+
+// A rule that reads a symbolic dim is ORT's choice per run: the path is
+// marked AtRunTime and its reason says what it depends on, for every op.
+func TestCUDAChoiceAtRunTime(t *testing.T) {
+	seq, d := graph.Sym("seq"), graph.Sym("d")
+	cases := []struct {
+		name string
+		path CUDAPath
+		want string // in the reason; "" when the choice is static
+	}{
+		{"MHA f32, symbolic length", mhaOnCUDA(CUDACase{DType: graph.Float32, Dqk: graph.D(64), Dv: graph.D(64), Nq: seq, Nk: seq}), "depends on the length at run time"},
+		{"MHA f32, short static length", mhaOnCUDA(CUDACase{DType: graph.Float32, Dqk: graph.D(64), Dv: graph.D(64), Nq: graph.D(128), Nk: graph.D(128)}), ""},
+		{"MHA masked f16, symbolic query length", mhaOnCUDA(CUDACase{DType: graph.Float16, Dqk: graph.D(64), Dv: graph.D(64), Nq: seq, Nk: seq, Masked: true}), "depends on the length at run time"},
+		{"MHA symbolic head dim", mhaOnCUDA(CUDACase{DType: graph.Float16, Dqk: d, Dv: d, Nq: graph.D(64), Nk: graph.D(64)}), "depends on the head dim at run time"},
+		{"Attention masked, symbolic key length", attentionOnCUDA(CUDACase{DType: graph.Float16, Dqk: graph.D(64), Dv: graph.D(64), Nq: seq, Nk: seq, Masked: true}), "depends on the length at run time"},
+		{"Attention head dim 4", attentionOnCUDA(CUDACase{DType: graph.Float16, Dqk: graph.D(4), Dv: graph.D(4), Nq: seq, Nk: seq, Masked: true}), ""},
+	}
+	for _, tc := range cases {
+		if tc.path.AtRunTime != (tc.want != "") || !strings.Contains(tc.path.Why, tc.want) || tc.path.Kernel != CUDAUnfused {
+			t.Errorf("%s: %v (%q), at run time %v; want unfused, at run time %v, saying %q", tc.name, tc.path.Kernel, tc.path.Why, tc.path.AtRunTime, tc.want != "", tc.want)
 		}
 	}
 }

@@ -18,8 +18,11 @@ type gqaTarget struct{}
 
 func init() { registerTarget(gqaTarget{}) }
 
-func (gqaTarget) Name() string                          { return "gqa" }
-func (gqaTarget) Op() string                            { return "com.microsoft.GroupQueryAttention" }
+func (gqaTarget) Name() string { return "gqa" }
+func (gqaTarget) Op() string   { return "com.microsoft.GroupQueryAttention" }
+func (gqaTarget) Summary() string {
+	return "stock ONNX Runtime's decoder attention; causal sites without mask or cache"
+}
 func (gqaTarget) WindowOp() string                      { return "" }
 func (gqaTarget) Import() graph.Opset                   { return graph.Opset{Domain: "com.microsoft", Version: 1} }
 func (gqaTarget) CheckModel(m *graph.Model) error       { return nil }

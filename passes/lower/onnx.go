@@ -19,6 +19,7 @@ func init() { registerTarget(onnxTarget{}) }
 
 func (onnxTarget) Name() string            { return "onnx" }
 func (onnxTarget) Op() string              { return "ai.onnx.Attention" }
+func (onnxTarget) Summary() string         { return "the standard op; models of opset 23 and later" }
 func (onnxTarget) WindowOp() string        { return "" }
 func (onnxTarget) Import() graph.Opset     { return graph.Opset{Domain: "", Version: 23} }
 func (onnxTarget) Owns(n *graph.Node) bool { return n.Is("Attention") }
@@ -50,7 +51,7 @@ func (onnxTarget) Accept(o *canonical.SDPA) error {
 	if o.Softcap > 0 && (o.Mask != nil || o.Causal) {
 		// The spec caps before the mask, as the site does; ONNX Runtime
 		// 1.24's CPU kernel caps after it, so a dropped key scores −softcap
-		// and is attended (measured: passes/lower/softcap_test.go).
+		// and is attended (measured: passes/softcap_test.go).
 		return match.Rejectf(match.CodeTarget, o.Node, "softcap %g with a mask or causal: ONNX Runtime 1.24's Attention applies softcap after the mask, so masked keys would be attended (use --target attnopt)", o.Softcap)
 	}
 	switch o.DType() {

@@ -20,6 +20,7 @@ func init() { registerTarget(ortTarget{}) }
 
 func (ortTarget) Name() string                    { return "ort" }
 func (ortTarget) Op() string                      { return "com.microsoft.MultiHeadAttention" }
+func (ortTarget) Summary() string                 { return "stock ONNX Runtime, no custom-op library" }
 func (ortTarget) WindowOp() string                { return "" }
 func (ortTarget) Import() graph.Opset             { return graph.Opset{Domain: "com.microsoft", Version: 1} }
 func (ortTarget) CheckModel(m *graph.Model) error { return nil }

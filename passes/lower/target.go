@@ -22,6 +22,9 @@ type Target interface {
 	Name() string
 	// Op is the fused op, "domain.Op".
 	Op() string
+	// Summary says in a few words what runs the op and which sites it
+	// takes, for rewrite --help's list of targets.
+	Summary() string
 	// WindowOp is the op the window plan's canonical op lowers to, "" when
 	// the target has none (Accept then refuses it).
 	WindowOp() string

@@ -32,7 +32,7 @@ func (e EmptyRows) String() string {
 }
 
 // Rows is how an op computes its rows that see no key: the source graph's
-// fills (match_fills.go). The zero value is EmptyZero, which needs none.
+// fills (fills.go). The zero value is EmptyZero, which needs none.
 type Rows struct {
 	Empty      EmptyRows
 	MaskFill   float64 // added to keys a bool mask drops
@@ -92,6 +92,13 @@ func rowsOfSite(s *Match) Rows {
 		r.Once, r.Round = false, false // nothing to combine or round
 	}
 	return r
+}
+
+// MaySeeNoKey reports whether some query row of the site can see no key:
+// it has a mask, or causal attention with possibly more queries than keys
+// (the condition rowsOfSite states rows under).
+func (s *Match) MaySeeNoKey() bool {
+	return len(s.Masks) > 0 || (s.Causal && !provablyAtMost(s.QLen, s.KVLen))
 }
 
 // finiteTerms reports a mask built only from moderate finite fills

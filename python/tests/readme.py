@@ -42,3 +42,20 @@ def printed() -> str:
 
 def digest(code: str) -> str:
     return hashlib.sha256(code.encode("utf-8")).hexdigest()
+
+
+def pattern(line: str) -> str:
+    """A README line as a regular expression: … matches anything, and a
+    column gap (two spaces or more) the gap of an aligned table or the tab
+    of a piped one."""
+    return ".*".join("[ \t]+".join(re.escape(w) for w in re.split("  +", p)) for p in line.split("…"))
+
+
+def matches(want: str, got: str) -> List[str]:
+    """The lines of want (… matches anything) that got does not match, in
+    order; [] when every line matches and nothing is left over."""
+    wl, gl = want.splitlines(), got.splitlines()
+    bad = [f"want {w!r}\n got {g!r}" for w, g in zip(wl, gl) if not re.fullmatch(pattern(w), g)]
+    if len(wl) != len(gl):
+        bad.append(f"{len(gl)} lines, want {len(wl)}")
+    return bad

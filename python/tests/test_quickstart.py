@@ -1,9 +1,10 @@
 """README.md's quickstart, verbatim: its second shell block runs with bash
-in a fresh copy of the checkout (a new venv, pip install, rewrite, ONNX
-Runtime, validate) and prints what the README shows, `…` standing for
-paths and numbers that depend on the machine. It takes minutes (the wheel
-builds from source), so it runs only with ATTNOPT_QUICKSTART=1
-(scripts/test-python.sh sets it)."""
+in a fresh copy of the checkout holding the attnopt wheel (a new venv, pip
+install of the wheel and onnxruntime, rewrite, ONNX Runtime, validate),
+with a PATH that has no Go, CMake or compiler, and prints what the README
+shows, `…` standing for paths and numbers that depend on the machine. It
+needs the wheel python/build-wheel.sh made: ATTNOPT_QUICKSTART_WHEEL
+names it (scripts/test-python.sh sets it)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,13 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
-from typing import List
 
 import pytest
 
 from conftest import REPO
+from readme import matches
 
 README = REPO / "README.md"
 
@@ -29,23 +31,6 @@ def quickstart() -> str:
 
 def block(lang: str, n: int) -> str:
     return re.findall(r"^```" + lang + r"\n(.*?)^```$", quickstart(), flags=re.S | re.M)[n]
-
-
-def pattern(line: str) -> str:
-    """A README line as a regular expression: … matches anything, and a
-    column gap (two spaces or more) the gap of an aligned table or the tab
-    of a piped one."""
-    return ".*".join("[ \t]+".join(re.escape(w) for w in re.split("  +", p)) for p in line.split("…"))
-
-
-def matches(want: str, got: str) -> List[str]:
-    """The lines of want (… matches anything) that got does not match, in
-    order; [] when every line matches and nothing is left over."""
-    wl, gl = want.splitlines(), got.splitlines()
-    bad = [f"want {w!r}\n got {g!r}" for w, g in zip(wl, gl) if not re.fullmatch(pattern(w), g)]
-    if len(wl) != len(gl):
-        bad.append(f"{len(gl)} lines, want {len(wl)}")
-    return bad
 
 
 def test_matcher():
@@ -69,16 +54,38 @@ def fresh_copy(dst: Path) -> None:
             shutil.copy2(src, dst / f)
 
 
-@pytest.mark.skipif(os.environ.get("ATTNOPT_QUICKSTART") != "1", reason="takes minutes: set ATTNOPT_QUICKSTART=1")
+# What the block runs besides the venv's own commands (attnopt, pip, python3).
+TOOLS = ["bash", "python3", "cp", "env", "uname"]
+# What a machine without a toolchain lacks; the block must not need any of it.
+TOOLCHAIN = ["go", "cmake", "cc", "gcc", "c++", "g++", "clang", "nvcc", "make", "ld"]
+
+
+def bare_path(dst: Path) -> str:
+    """A PATH of one folder holding only TOOLS (links to this machine's)."""
+    dst.mkdir()
+    for t in TOOLS:
+        # python3: the interpreter behind the tests' venv, not the venv's own.
+        exe = getattr(sys, "_base_executable", sys.executable) if t == "python3" else shutil.which(t)
+        if exe:
+            (dst / t).symlink_to(os.path.realpath(exe))
+    return str(dst)
+
+
+@pytest.mark.skipif(not os.environ.get("ATTNOPT_QUICKSTART_WHEEL"),
+                    reason="needs the wheel python/build-wheel.sh made: set ATTNOPT_QUICKSTART_WHEEL")
 def test_quickstart_runs_verbatim(tmp_path):
     checkout = tmp_path / "attnopt"
     fresh_copy(checkout)
-    # A new user's shell: no venv active and none of the variables the tests set.
+    wheel = Path(os.environ["ATTNOPT_QUICKSTART_WHEEL"])
+    shutil.copy(wheel, checkout / wheel.name)  # as downloaded from a release into the checkout
+    # A new user's shell: no venv active, none of the variables the tests
+    # set, and no toolchain on PATH.
     env = {k: v for k, v in os.environ.items() if k not in (
-        "VIRTUAL_ENV", "ORT_LIB", "ONNXRUNTIME_LIB", "ATTNOPT_CUSTOM_OPS", "ATTNOPT_RUNTIME", "ATTNOPT_BINARY", "PYTHONPATH",
-        "ATTNOPT_DEV")}
-    venv_bin = os.environ.get("VIRTUAL_ENV", "\0") + "/bin"
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p != venv_bin)
+        "VIRTUAL_ENV", "ORT_LIB", "ONNXRUNTIME_LIB", "ATTNOPT_CUSTOM_OPS", "ATTNOPT_RUNTIME", "ATTNOPT_BINARY",
+        "PYTHONPATH", "GOROOT", "CC", "CXX", "CUDACXX", "ATTNOPT_DEV")}
+    env["PATH"] = bare_path(tmp_path / "bin")
+    for t in TOOLCHAIN:
+        assert shutil.which(t, path=env["PATH"]) is None, f"{t} is on the quickstart's PATH"
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     p = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block("sh", 1)], cwd=checkout, env=env,
                        capture_output=True, text=True, timeout=1800)

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from readme import EXPORT_HASH, MODEL_DIR, api_block, digest, export_block, printed
+from readme import EXPORT_HASH, MODEL_DIR, api_block, digest, export_block, matches, printed
 
 
 def test_export_block_is_what_made_the_fixture():
@@ -35,5 +35,7 @@ def test_api_block_runs_as_written(tmp_path, monkeypatch, capsys):
     (x,) = ort.InferenceSession("model.onnx").get_inputs()
     feed = {"x": np.random.default_rng(0).standard_normal(x.shape, dtype=np.float32)}
     exec(compile(api_block(), "README.md (From Python, block 2)", "exec"), {"feed": feed})
-    assert capsys.readouterr().out == printed()
+    out = capsys.readouterr().out
+    bad = matches(printed(), out)  # … in the README: a path that depends on the machine
+    assert not bad, "\n".join(bad) + "\n--- printed:\n" + out
     assert (tmp_path / "model.attnopt.onnx").is_file()

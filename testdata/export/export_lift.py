@@ -1,5 +1,5 @@
 """Fixtures for lifting the fused attention dynamo exports already contain
-(passes/lift.go): at opset 23 the dynamo exporter writes SDPA as ONNX
+(passes/match/fused.go): at opset 23 the dynamo exporter writes SDPA as ONNX
 ``Attention``.
 
 - ``gqa_dynamo_op23``: a causal block with grouped-query attention (8 query
@@ -11,7 +11,7 @@
   ``Attention``) and returns the new cache.
 - ``cond_dynamo_op23``: ``torch.cond`` choosing full or causal attention: two
   ``Attention`` ops inside the branches of an ``If``, lifted and rewritten in
-  place like the main graph's (passes/rewrite_nested.go). The eager forward
+  place like the main graph's (passes/nested.go). The eager forward
   runs both branch functions, so PyTorch counts both.
 """
 

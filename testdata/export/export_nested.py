@@ -1,5 +1,5 @@
 """Fixtures with attention inside subgraphs (issue 11): attnopt rewrites
-every subgraph attribute like the main graph (passes/rewrite_nested.go).
+every subgraph attribute like the main graph (passes/nested.go).
 
 - ``cond_if_dynamo``: ``torch.cond`` choosing between full and causal
   attention written as matmul → softmax → matmul, exported by the dynamo

@@ -20,6 +20,7 @@ from ._binary import binary_path
 from ._cli import AttnoptError
 from ._commands import check, diff, inspect, rewrite, validate
 from ._library import get_library_path, register
+from ._library_info import CudaDevice, LibraryInfo, library_info
 from ._results import (Check, CheckResult, CheckSite, DiffResult, FusedOp, InspectResult, OutputMetrics, RewriteResult,
                        Runtime, Site, SiteReport, ValidateResult)
 
@@ -28,9 +29,11 @@ __all__ = [
     "Check",
     "CheckResult",
     "CheckSite",
+    "CudaDevice",
     "DiffResult",
     "FusedOp",
     "InspectResult",
+    "LibraryInfo",
     "OutputMetrics",
     "RewriteResult",
     "Runtime",
@@ -42,6 +45,7 @@ __all__ = [
     "diff",
     "get_library_path",
     "inspect",
+    "library_info",
     "register",
     "rewrite",
     "validate",

@@ -8,7 +8,7 @@ import json
 import os
 import subprocess
 import tempfile
-from typing import Any, Dict, Iterator, List, Optional, Union
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 from ._binary import binary_path
 from ._library import get_library_path, onnxruntime_library_path
@@ -64,14 +64,18 @@ def _env() -> Dict[str, str]:
     return env
 
 
-def run(args: List[str]) -> subprocess.CompletedProcess:
-    """Run ``attnopt ARGS``; AttnoptError (exit 127) when there is no binary."""
+def run(args: List[str], env: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess:
+    """Run ``attnopt ARGS`` (``env``: variables set over :func:`_env`'s);
+    AttnoptError (exit 127) when there is no binary."""
     try:
         exe = binary_path()
     except FileNotFoundError as e:
         raise AttnoptError(["attnopt", *args], 127, "", f"attnopt: {e}") from e
-    return subprocess.run([exe, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                          encoding="utf-8", errors="replace", check=False, env=_env())
+    # --quiet: stderr is captured for the error message, so the progress
+    # lines attnopt prints off a terminal during long work would only
+    # clutter it.
+    return subprocess.run([exe, "--quiet", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                          encoding="utf-8", errors="replace", check=False, env={**_env(), **(env or {})})
 
 
 def parse_json(p: subprocess.CompletedProcess) -> Optional[Dict[str, Any]]:
@@ -108,10 +112,40 @@ def _uses_external_data(m: Any) -> bool:
     return any(t.data_location == 1 for t in tensors(m.graph))
 
 
+IN_MEMORY = "<in-memory model>"
+
+
+class Names:
+    """What the user calls the files a run used: a ModelProto's temporary
+    copy is ``<in-memory model>`` (``<in-memory model 2>`` for the second of
+    two), the temporary rewrite of one ``<in-memory rewritten model>``.
+    :meth:`process` puts those names in place of the temporary paths in
+    what the binary printed, so no message or result names a file that is
+    deleted when the call returns."""
+
+    def __init__(self) -> None:
+        self.names: Dict[str, str] = {}
+
+    def add(self, path: str, name: str) -> None:
+        self.names[path] = name
+
+    def text(self, s: str) -> str:
+        for path in sorted(self.names, key=len, reverse=True):  # a path never stands for a longer one's prefix
+            s = s.replace(path, self.names[path])
+        return s
+
+    def process(self, p: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+        return subprocess.CompletedProcess([self.text(a) for a in p.args], p.returncode, self.text(p.stdout),
+                                           self.text(p.stderr))
+
+
 @contextlib.contextmanager
-def model_paths(*models: Model) -> Iterator[List[str]]:
+def model_paths(*models: Model) -> Iterator[Tuple[List[str], Names]]:
     """Paths for the binary: a path as given, a ModelProto written to a
-    temporary file (removed afterwards)."""
+    temporary file (removed afterwards), and the names that stand for the
+    temporary ones in what the user sees."""
+    names = Names()
+    protos = sum(1 for m in models if is_model_proto(m))
     with tempfile.TemporaryDirectory(prefix="attnopt-") as tmp:
         out: List[str] = []
         for i, m in enumerate(models):
@@ -128,11 +162,12 @@ def model_paths(*models: Model) -> Iterator[List[str]]:
                 with open(p, "wb") as f:
                     f.write(data)
                 out.append(p)
+                names.add(p, IN_MEMORY if protos == 1 else f"<in-memory model {i + 1}>")
             elif isinstance(m, (str, os.PathLike)):
                 out.append(os.fspath(m))
             else:
                 raise TypeError(f"a model is a path or an onnx.ModelProto, not {type(m).__name__}")
-        yield out
+        yield out, names
 
 
 def scratch_dir() -> "tempfile.TemporaryDirectory[str]":

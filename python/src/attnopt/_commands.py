@@ -7,23 +7,28 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Dict, List, Optional, Union
+from typing import Dict, List, Optional, Sequence, Union
 
-from ._cli import AttnoptError, Model, PathLike, is_model_proto, model_paths, parse_json, run, scratch_dir
+from ._cli import AttnoptError, Model, Names, PathLike, is_model_proto, model_paths, parse_json, run, scratch_dir
 from ._flags import FlagValue, to_args
+from ._keywords import check_keywords
 from ._results import CheckResult, DiffResult, InspectResult, RewriteResult, ValidateResult
 
 
-def _reject(flags: Dict[str, FlagValue], reserved: List[str], fn: str) -> None:
+def _reject(flags: Dict[str, FlagValue], reserved: List[str], fn: str, params: Sequence[str] = ()) -> None:
+    """TypeError for a flag the function sets itself, or one the command
+    does not have (with the close match among its flags and ``params``)."""
     for name in reserved:
         if name in flags:
             raise TypeError(f"attnopt.{fn}() sets --{name.replace('_', '-')} itself; do not pass {name}=")
+    check_keywords(fn, flags, params, reserved)
 
 
-def _json_command(args: List[str], paths: List[str]):
+def _json_command(args: List[str], paths: List[str], names: Names):
     """Run ``attnopt ARGS -- PATHS`` (ARGS ask for JSON) and return the
-    process and its document; AttnoptError when it printed none."""
-    p = run([*args, "--", *paths])
+    process and its document, the temporary paths replaced by their
+    names; AttnoptError when it printed none."""
+    p = names.process(run([*args, "--", *paths]))
     doc = parse_json(p)
     if doc is None:
         raise AttnoptError(p.args, p.returncode or 2, p.stdout, p.stderr or "attnopt: printed no result")
@@ -39,8 +44,8 @@ def inspect(model: Model, **flags: FlagValue) -> InspectResult:
     Raises AttnoptError with the CLI's message and exit code on failure.
     """
     _reject(flags, ["json", "format"], "inspect")
-    with model_paths(model) as paths:
-        p, doc = _json_command(["inspect", "--json", *to_args(flags)], paths)
+    with model_paths(model) as (paths, names):
+        p, doc = _json_command(["inspect", "--json", *to_args(flags)], paths, names)
     if p.returncode != 0:
         raise AttnoptError(p.args, p.returncode, p.stdout, p.stderr)
     return InspectResult.from_json(doc)
@@ -74,36 +79,41 @@ def rewrite(src: Model, dst: Optional[PathLike] = None, target: str = "attnopt",
     exit code on failure (exit 1 when ``validate=True`` finds a site out of
     tolerance; ``error.result`` is the RewriteResult then).
     """
-    _reject(flags, ["output", "o", "json"], "rewrite")
+    _reject(flags, ["output", "o", "json"], "rewrite", ["dst", "target"])
     proto = is_model_proto(src)
-    with model_paths(src) as paths, scratch_dir() as tmp:
+    with model_paths(src) as (paths, names), scratch_dir() as tmp:
         if dst is not None:
             out = os.fspath(dst)
         elif proto:
             out = os.path.join(tmp, "model.attnopt.onnx")
+            names.add(out, "<in-memory rewritten model (result.model)>")
         else:
             out = default_output(paths[0])
         # The JSON report goes to a temporary file read here (stdout keeps
         # the text lines); report= is a second --report, the user's own.
         report_path = os.path.join(tmp, "report.json")
+        names.add(report_path, "<result.report>")
         args = ["rewrite", "-o", out, "--target", target, "--report", report_path, *to_args(flags)]
-        p = run([*args, "--", *paths])
+        raw = run([*args, "--", *paths])
         report = None
-        if p.returncode in (0, 1) and os.path.isfile(report_path):
+        if raw.returncode in (0, 1) and os.path.isfile(report_path):
             try:
                 with open(report_path, encoding="utf-8") as f:
-                    report = json.load(f)
+                    report = json.loads(names.text(f.read()))
             except ValueError as e:
-                raise AttnoptError(p.args, 2, p.stdout, f"attnopt: the rewrite report is not JSON ({e})") from e
+                raise AttnoptError(names.process(raw).args, 2, names.text(raw.stdout),
+                                   f"attnopt: the rewrite report is not JSON ({e})") from e
         # The CLI names the temporary report; the caller never sees that file.
-        stdout = "".join(l for l in p.stdout.splitlines(keepends=True) if l != f"report (json): {report_path}\n")
+        stdout = "".join(l for l in raw.stdout.splitlines(keepends=True) if l != f"report (json): {report_path}\n")
+        p = names.process(raw)
+        stdout = names.text(stdout)
         model = None
         if proto and dst is None and report is not None and os.path.isfile(out):
             import onnx  # the caller passed a ModelProto: onnx is there
 
             model = onnx.load(out)
         if p.returncode == 0 and (report is None or not os.path.isfile(out)):
-            raise AttnoptError(p.args, 2, stdout, p.stderr or f"attnopt: rewrite exited 0 but wrote no {out}")
+            raise AttnoptError(p.args, 2, stdout, p.stderr or f"attnopt: rewrite exited 0 but wrote no {names.text(out)}")
         result = RewriteResult(output=None if (proto and dst is None) else out, report=report or {}, stdout=stdout,
                                model=model)
     if p.returncode != 0:
@@ -130,11 +140,12 @@ def validate(original: Model, rewritten: Model, runtime: Optional[str] = None, s
     (``max_error=`` gives one; a bound the rewrite recorded in the file is
     shown, never used; docs/validate.md).
     """
-    _reject(flags, ["json", "format"], "validate")
+    _reject(flags, ["json", "format"], "validate", ["original", "rewritten"])
     if runtime is not None:
         flags["runtime"] = runtime
-    with model_paths(original, rewritten) as paths:
-        p, doc = _json_command(["validate", "--json", "--scope", scope, "--seed", str(seed), *to_args(flags)], paths)
+    with model_paths(original, rewritten) as (paths, names):
+        p, doc = _json_command(["validate", "--json", "--scope", scope, "--seed", str(seed), *to_args(flags)], paths,
+                               names)
     result = ValidateResult.from_json(doc)
     if p.returncode != 0:
         raise AttnoptError(p.args, p.returncode, p.stdout, p.stderr, result)
@@ -148,8 +159,8 @@ def diff(a: Model, b: Model, **flags: FlagValue) -> DiffResult:
     ``dim={...}``, ``shape={...}``. Raises AttnoptError on failure.
     """
     _reject(flags, ["json", "format", "output", "o"], "diff")
-    with model_paths(a, b) as paths:
-        p, doc = _json_command(["diff", "--json", *to_args(flags)], paths)
+    with model_paths(a, b) as (paths, names):
+        p, doc = _json_command(["diff", "--json", *to_args(flags)], paths, names)
     if p.returncode != 0:
         raise AttnoptError(p.args, p.returncode, p.stdout, p.stderr)
     return DiffResult.from_json(doc)
@@ -166,9 +177,10 @@ def check(model: Model, memory_budget: Union[str, int], strict: bool = False, **
     when a site is over the budget (``error.result`` holds the
     CheckResult), 2 for bad input.
     """
-    _reject(flags, ["json", "format"], "check")
-    with model_paths(model) as paths:
-        p, doc = _json_command(["check", "--json", "--memory-budget", str(memory_budget), *to_args({"strict": strict, **flags})], paths)
+    _reject(flags, ["json", "format"], "check", ["memory_budget", "strict"])
+    with model_paths(model) as (paths, names):
+        p, doc = _json_command(["check", "--json", "--memory-budget", str(memory_budget),
+                                *to_args({"strict": strict, **flags})], paths, names)
     result = CheckResult.from_json(doc)
     if p.returncode != 0:
         raise AttnoptError(p.args, p.returncode, p.stdout, p.stderr, result)

@@ -142,7 +142,8 @@ class Check:
 @dataclass(frozen=True)
 class Runtime:
     """The runtime seeded inputs ran in: "go", or "ort" with ONNX Runtime's
-    version and the libraries loaded."""
+    version and the libraries loaded, named as reports name them: relative
+    to the working directory when inside it, else by file name."""
 
     name: str
     version: Optional[str]
@@ -167,6 +168,8 @@ class ValidateResult:
     scope: str
     seed: int
     checks: List[Check]
+    no_checks: bool
+    """No rewritten site was found, so nothing was compared (exit 3)."""
     json: JSON = field(repr=False)
 
     @classmethod
@@ -174,7 +177,8 @@ class ValidateResult:
         prov_rt = runtime if runtime is not None else (d.get("provenance") or {}).get("runtime")
         return cls(passed=bool(d.get("pass")), runtime=Runtime.from_json(prov_rt, d.get("runtime", "")),
                    scope=d.get("scope", ""), seed=int(d.get("seed") or 0),
-                   checks=[Check.from_json(c) for c in d.get("checks") or []], json=d)
+                   checks=[Check.from_json(c) for c in d.get("checks") or []],
+                   no_checks=bool(d.get("no_checks")), json=d)
 
 
 @dataclass(frozen=True)
