@@ -50,6 +50,8 @@ func WriteValidationTable(w io.Writer, r *validate.Report, aligned bool) {
 // outputVerdict is the verdict column of one compared output.
 func checkOutputVerdict(c validate.Check, m validate.Metrics) string {
 	switch {
+	case c.Verdict == validate.Approximate && c.RecordedBound > 0:
+		return fmt.Sprintf("APPROXIMATE (not a pass): no --max-error (the file records %g, not used)", c.RecordedBound)
 	case c.Verdict == validate.Approximate:
 		return "APPROXIMATE (not a pass): no --max-error"
 	case c.Approximate && m.Pass:

@@ -3,9 +3,9 @@
 # onnxruntime-node into .cache/ort/, so tests and the ORT backend can load it.
 # Prints the library path. Idempotent: does nothing when it is already there.
 # ORT_VERSION picks the version (default 1.24.3, the pinned one); ORT_CACHE
-# the folder (default .cache/ort, which eval/ort searches, newest first; the
-# compatibility run unpacks other versions elsewhere so that a plain
-# `go test` keeps finding the pinned one).
+# the folder (default .cache/ort, which eval/ort searches, newest first, in
+# development mode, ATTNOPT_DEV=1; the compatibility run unpacks other
+# versions elsewhere so that a plain `go test` keeps finding the pinned one).
 set -euo pipefail
 ORT_VERSION="${ORT_VERSION:-1.24.3}"
 root="$(cd "$(dirname "$0")/.." && pwd)"

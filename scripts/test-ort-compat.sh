@@ -8,6 +8,7 @@
 # ORT_COMPAT_VERSION overrides the version.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+export ATTNOPT_DEV=1 # the custom-op library from this checkout's kernels/build (eval/ort/find.go)
 version="${ORT_COMPAT_VERSION:-1.30.0}"
 lib="$(ORT_VERSION="$version" ORT_CACHE="$PWD/.cache/ort-compat" bash scripts/setup-ort.sh)"
 echo "== Go ONNX Runtime backend against onnxruntime-node $version ($lib)"

@@ -12,6 +12,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
+# Development mode (eval/ort/find.go): the Go tests, run from package
+# folders, find this checkout's kernels/build and .cache/ort by walking up;
+# attnopt never searches the working directory otherwise.
+export ATTNOPT_DEV=1
 stamp() { date +%s; }
 t_all=$(stamp)
 tmp="$(mktemp -d)"

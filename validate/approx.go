@@ -31,22 +31,21 @@ func prodOf(ds []int64) int64 {
 }
 
 // approxVerdict judges an approximate site by its error against the
-// original: within --max-error, or else within the bound its rewrite
-// recorded, it passes (WithinBound); above it, it fails; with no bound it
-// is Approximate, which is not a pass. A check that could not run keeps
-// its verdict.
+// original: within the user's --max-error it passes (WithinBound); above
+// it, it fails; without --max-error it is Approximate, which is not a pass.
+// The bound the rewrite recorded in the file (attnopt.max_error) is kept
+// as information only: a number in the file never widens a verdict
+// (issue 34). A check that could not run keeps its verdict.
 func approxVerdict(c *Check, opts Options, recorded float64) {
 	c.Approximate = true
+	c.RecordedBound = recorded
 	if c.Error != "" {
 		return
 	}
-	bound, from := opts.MaxError, "--max-error"
-	if bound <= 0 {
-		bound, from = recorded, "recorded by the rewrite"
-	}
+	bound := opts.MaxError
 	c.Verdict = Approximate
 	if bound > 0 {
-		c.Verdict, c.Bound, c.BoundFrom = WithinBound, bound, from
+		c.Verdict, c.Bound, c.BoundFrom = WithinBound, bound, "--max-error"
 	}
 	for i := range c.Outputs {
 		m := &c.Outputs[i]

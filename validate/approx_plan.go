@@ -82,8 +82,35 @@ func planOf(s *passes.Site, repl *graph.Value, orig, rew *graph.Model) (sitePlan
 		if err := checkGrid(s, p); err != nil {
 			return p, err
 		}
+		p.judgeAsExact(s)
 	}
 	return p, nil
+}
+
+// judgeAsExact: an approximation of a masked or causal site drops the
+// site's mask (a rewrite never plans one there: passes/plan/plan.go's
+// approxApplies), and a window that covers the whole grid approximates
+// nothing; either is judged as the exact site it replaced, at the exact
+// tolerances, so a file cannot turn an exact site into an approximate one
+// judged by a looser bound (issue 34).
+func (p *sitePlan) judgeAsExact(s *passes.Site) {
+	if (p.kind == passes.PlanWindow && wholeGrid(p.approx.Window, p.grid)) || len(s.Masks) > 0 || s.Causal {
+		p.approx = nil
+	}
+}
+
+// wholeGrid: a window at least as large as the grid on every axis, so every
+// query sees every key (whatever the shift): exact attention.
+func wholeGrid(window, grid []int64) bool {
+	if len(window) != len(grid) {
+		return false
+	}
+	for i := range grid {
+		if window[i] < grid[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // agree checks the plan the file records for site s against what its ops
@@ -206,8 +233,8 @@ func approximatedModel(orig, rew *graph.Model) bool {
 	count := func(m *graph.Model) (win, pool int) {
 		for _, n := range m.Graph.Nodes {
 			switch {
-			case n.Domain == "attnopt" && n.OpType == "WindowAttention":
-				win++
+			case n.Domain == "attnopt" && n.OpType == "WindowAttention" && !wholeGrid(n.AttrInts("window"), n.AttrInts("spatial_shape")):
+				win++ // a whole-grid window approximates nothing: judged exact
 			case n.Is("AveragePool") || n.Is("Resize"):
 				pool++
 			}

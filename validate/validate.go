@@ -20,8 +20,8 @@ type Options struct {
 	// size; larger sites run at reduced lengths (default 256 MiB).
 	MaxScoreBytes int64
 	// MaxError bounds the max abs error of approximate sites (windowed or
-	// pooled). Without it a site passes only under the bound its rewrite
-	// recorded (passes/plan/meta.go); otherwise it is Approximate.
+	// pooled). Without it such a site is Approximate, whatever bound its
+	// rewrite recorded (passes/plan/meta.go): the bound comes from the user.
 	MaxError float64
 	// Inputs are the user's own values of the original's graph inputs
 	// (--inputs FILE.npz, named InputsName in reports), run as one more
@@ -41,8 +41,7 @@ type Check struct {
 	Outputs []Metrics `json:"outputs"`
 	// Approximate marks a windowed or pooled site, recognised from its
 	// ops: its error is the approximation's, judged against Bound (from
-	// --max-error, or recorded by the rewrite: BoundFrom) rather than the
-	// tolerances.
+	// --max-error: BoundFrom) rather than the tolerances.
 	Approximate bool    `json:"approximate,omitempty"`
 	Bound       float64 `json:"bound,omitempty"`
 	BoundFrom   string  `json:"bound_from,omitempty"`
@@ -52,6 +51,10 @@ type Check struct {
 	// Covers are the IDs of the sites a check of one subgraph compares
 	// (nested.go), which its name also lists; reports attach it to them.
 	Covers []int `json:"-"`
+
+	// RecordedBound is the attnopt.max_error the file records: shown,
+	// never used for the verdict (approxVerdict).
+	RecordedBound float64 `json:"recorded_bound,omitempty"`
 }
 
 // Report is the result of validating a rewrite.

@@ -9,8 +9,8 @@ type Verdict int
 const (
 	// Pass: every output within tolerance (exact sites).
 	Pass Verdict = iota
-	// WithinBound: an approximate site whose error is within --max-error,
-	// or within the bound its rewrite recorded; a pass.
+	// WithinBound: an approximate site whose error is within --max-error
+	// (never a bound the file records); a pass.
 	WithinBound
 	// NoChecks: nothing was compared (no rewritten site).
 	NoChecks

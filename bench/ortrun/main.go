@@ -15,8 +15,8 @@ import (
 )
 
 func main() {
-	lib := flag.String("ort-lib", "", "libonnxruntime path (default $ONNXRUNTIME_LIB, then .cache/ort)")
-	ops := flag.String("custom-ops", "", "attnopt custom-op library (default $ATTNOPT_CUSTOM_OPS, then kernels/build)")
+	lib := flag.String("ort-lib", "", "libonnxruntime path (default $ONNXRUNTIME_LIB, then eval/ort's search; .cache/ort with ATTNOPT_DEV=1)")
+	ops := flag.String("custom-ops", "", "attnopt custom-op library (default $ATTNOPT_CUSTOM_OPS, then eval/ort's search; kernels/build with ATTNOPT_DEV=1)")
 	flag.Parse()
 	if flag.NArg() != 1 {
 		fmt.Fprintln(os.Stderr, "usage: ortrun [-ort-lib PATH] [-custom-ops PATH] MODEL")

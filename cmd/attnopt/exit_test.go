@@ -54,7 +54,7 @@ func TestErrorsAreClassifiedByType(t *testing.T) {
 		}, exitBadInput},
 		{"over budget", []string{"check", sagan, "--memory-budget", "1"}, func(err error) bool { return errors.As(err, new(*failedError)) }, exitFailed},
 		{"nothing to validate", []string{"validate", plain, plain}, func(err error) bool { return errors.As(err, new(*noChecksError)) }, exitNoChecks},
-		{"approximate, no bound", []string{"rewrite", sagan, "--window", "4x4", "-o", filepath.Join(dir, "w.onnx")}, func(err error) bool {
+		{"approximate, no bound", []string{"rewrite", sagan, "--window", "2x2", "-o", filepath.Join(dir, "w.onnx")}, func(err error) bool {
 			return errors.As(err, new(*approximateError))
 		}, exitApproximate},
 	}

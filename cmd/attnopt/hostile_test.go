@@ -135,3 +135,34 @@ func TestTruncatedWhileMapped(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 }
+
+// attnopt ops already in a model whose shapes disagree (issue 34) are
+// refused on load by inspect and by validate --scope model, which used to
+// PASS the mask-batch-2 one: exit 2, one line naming the file and node.
+func TestGeometryOfInputAttnoptOps(t *testing.T) {
+	for _, c := range hostile.GeometryCases() {
+		t.Run(c.Name, func(t *testing.T) {
+			model, err := c.Build(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{{"inspect", model}, {"validate", model, model, "--scope", "model", "--runtime", "go"}} {
+				code, _, stderr := runWithTimeout(t, args, 60*time.Second)
+				lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+				if code != exitBadInput || len(lines) != 1 || !strings.HasPrefix(lines[0], "attnopt: "+model+": ") || !strings.Contains(lines[0], c.Want) {
+					t.Errorf("%v: exit %d, stderr %q; want 2 and one line naming the file and %q", args, code, stderr, c.Want)
+				}
+			}
+		})
+	}
+}
+
+// A size without a unit is bytes; a fraction without one (1.5) is refused
+// rather than read as a 1-byte budget (issue 34).
+func TestMemoryBudgetWithoutUnit(t *testing.T) {
+	model := writeModel(t, testgraph.Classifier())
+	code, _, stderr := runCLI("check", model, "--memory-budget", "1.5")
+	if code != exitBadInput || !strings.Contains(stderr, "give a unit") || strings.Count(stderr, "\n") != 1 {
+		t.Fatalf("exit %d, stderr %q; want 2 and one line asking for a unit", code, stderr)
+	}
+}

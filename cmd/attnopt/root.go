@@ -28,7 +28,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.Version = version.Get().String()
 	root.SetVersionTemplate("attnopt {{.Version}}\n")
 	root.AddCommand(newInspectCmd(stdout, stderr), newRewriteCmd(stdout, stderr), newValidateCmd(stdout, stderr))
-	root.AddCommand(newDiffCmd(stdout, stderr), newCheckCmd(stdout, stderr), newVersionCmd(stdout))
+	root.AddCommand(newDiffCmd(stdout, stderr), newCheckCmd(stdout, stderr), newVersionCmd(stdout, stderr))
 	classifyCommands(root)
 	return root
 }

@@ -20,9 +20,11 @@ const runtimeEnv = "ATTNOPT_RUNTIME"
 // validate and rewrite --validate.
 type runtimeFlags struct {
 	name, ortLib, customOps string
+	cmd                     *cobra.Command // its stderr takes the loading lines
 }
 
 func (f *runtimeFlags) register(c *cobra.Command) {
+	f.cmd = c
 	c.Flags().StringVar(&f.name, "runtime", "", "go, ort or auto (default auto, or $"+runtimeEnv+"): ONNX Runtime with attnopt's custom-op library when they are found, else the pure-Go runtime")
 	c.Flags().StringVar(&f.ortLib, "ort-lib", "", "ONNX Runtime library for --runtime ort (default: $ORT_LIB, the Python environment's onnxruntime, the system library path)")
 	c.Flags().StringVar(&f.customOps, "custom-ops", "", "attnopt's custom-op library for --runtime ort (default: $ATTNOPT_CUSTOM_OPS, the installed attnopt wheel)")
@@ -80,10 +82,13 @@ func (f *runtimeFlags) choose(rew *graph.Model) (validate.Runner, *report.Runtim
 // openORT loads ONNX Runtime and finds the custom-op library when the
 // model needs it. why is the short reason for the Go fallback.
 func (f *runtimeFlags) openORT(needsCustomOps bool) (r validate.Runner, info *report.RuntimeInfo, why string, err error) {
+	stderr := f.cmd.ErrOrStderr()
+	announceDevMode(stderr)
 	lib, err := ort.LocateLibrary(f.ortLib)
 	if err != nil {
 		return nil, nil, "no ONNX Runtime found: pip install onnxruntime, or set ORT_LIB", err
 	}
+	announceLoad(stderr, "ONNX Runtime", lib)
 	rt, err := ort.Open(lib.Path)
 	if err != nil {
 		return nil, nil, "ONNX Runtime " + lib.Path + " does not load", fmt.Errorf("ONNX Runtime library %s (from %s) does not load: %v; install onnxruntime 1.24 or newer (pip install onnxruntime), or point ORT_LIB at one", lib.Path, lib.From, err)
@@ -95,12 +100,28 @@ func (f *runtimeFlags) openORT(needsCustomOps bool) (r validate.Runner, info *re
 			return nil, nil, "the model has attnopt ops and attnopt's custom-op library was not found: install the attnopt wheel, or set ATTNOPT_CUSTOM_OPS", err
 		}
 		info.CustomOps, info.CustomOpsFrom = ops.Path, ops.From
+		announceLoad(stderr, "attnopt's custom-op library", ops)
 	}
 	runner, err := validate.NewORTRunner(lib.Path, info.CustomOps)
 	if err != nil {
 		return nil, nil, "ONNX Runtime " + lib.Path + " does not load", err
 	}
 	return runner, info, "", nil
+}
+
+// announceLoad says, before a library is loaded (its constructors run),
+// which file and why; the report's provenance.runtime carries the same
+// (library, library_from, custom_ops, custom_ops_from).
+func announceLoad(w io.Writer, what string, f ort.Found) {
+	fmt.Fprintf(w, "attnopt: loading %s %s (from %s)\n", what, f.Path, f.From)
+}
+
+// announceDevMode says that the library search also looks in the working
+// directory and its parents ($ATTNOPT_DEV=1, eval/ort/find.go).
+func announceDevMode(w io.Writer) {
+	if ort.DevMode() {
+		fmt.Fprintf(w, "attnopt: %s\n", ort.DevNotice)
+	}
 }
 
 // writeRuntime prints which runtime ran the comparison, and the

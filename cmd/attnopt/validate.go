@@ -66,7 +66,7 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 	c.Flags().Int64Var(&o.seed, "seed", 1, "seed of the random inputs")
 	c.Flags().Float64Var(&o.atol, "atol", 0, "absolute tolerance (default by dtype)")
 	c.Flags().Float64Var(&o.rtol, "rtol", 0, "relative tolerance")
-	c.Flags().Float64Var(&o.maxError, "max-error", 0, "largest max abs error an approximate site may have (default: the bound its rewrite recorded)")
+	c.Flags().Float64Var(&o.maxError, "max-error", 0, "largest max abs error an approximate site may have (without it an approximate site is exit 4; a bound the file records is shown, not used)")
 	c.Flags().StringVar(&o.inputs, "inputs", "", "a .npz file of the original's inputs (numpy.savez), run as one more case")
 	o.runtime.register(c)
 	o.format.register(c, " (JSON: schema "+report.ValidateSchemaV1+")", report.Text, report.JSON)

@@ -109,6 +109,10 @@ func TestValidateCatchesCorruptedBigSite(t *testing.T) {
 			}
 		}},
 	}
+	// Corruptions that break the op's geometry (K's head size 64, Q's 8)
+	// are refused on load as bad input, as the library refuses them
+	// (passes/schema/fused.go's checkFlash; issue 34).
+	refusedOnLoad := map[string]string{"K and V swapped": `has head size 8, K "attnopt/site0/Transpose_out_1" 64`}
 	for _, c := range corruptions {
 		t.Run(c.name, func(t *testing.T) {
 			var mp onnxpb.ModelProto
@@ -120,6 +124,12 @@ func TestValidateCatchesCorruptedBigSite(t *testing.T) {
 			b, _ := proto.Marshal(&mp)
 			os.WriteFile(bad, b, 0o644)
 			code, stdout, stderr := runCLI("validate", orig, bad, "--quiet")
+			if want, ok := refusedOnLoad[c.name]; ok {
+				if code != exitBadInput || !strings.Contains(stderr, want) {
+					t.Fatalf("exit %d, want 2 naming %q\n%s%s", code, want, stdout, stderr)
+				}
+				return
+			}
 			if code != exitFailed || !strings.Contains(stderr, "validation failed") {
 				t.Fatalf("exit %d, want 1\n%s%s", code, stdout, stderr)
 			}
@@ -155,7 +165,7 @@ func TestValidateCatchesCorruptedApproximateBigSite(t *testing.T) {
 		{"window 16x16, K and V swapped", "--window=16x16", func(g *onnxpb.GraphProto) {
 			n := findNode(g, byOp("WindowAttention"))
 			n.Input[1], n.Input[2] = n.Input[2], n.Input[1]
-		}, fresh, exitFailed},
+		}, "has head size 8, K", exitBadInput},
 		// The reduced-grid arithmetic once overflowed on this (q_len
 		// 65536 → -8757194024499019776) and passed: range-checked first now.
 		{"window 16x16, grid 99999999999² recorded and in spatial_shape", "--window=16x16", func(g *onnxpb.GraphProto) {

@@ -37,7 +37,7 @@ type library struct {
 	Content *ort.LibraryContent `json:"content,omitempty"`
 }
 
-func newVersionCmd(stdout io.Writer) *cobra.Command {
+func newVersionCmd(stdout, stderr io.Writer) *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "version",
@@ -47,7 +47,7 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 		Args: operands,
 		RunE: func(c *cobra.Command, args []string) error {
 			d := versionDoc{Schema: report.VersionSchemaV1, Info: version.Get(), License: version.License,
-				ONNXRuntime: findORT(), CustomOps: findCustomOps(), CUDA: ort.ProbeCUDA()}
+				ONNXRuntime: findORT(stderr), CustomOps: findCustomOps(stderr), CUDA: probeCUDA(stderr)}
 			if d.CustomOps.Content != nil {
 				_, d.OnCUDA = onCUDA(*d.CustomOps.Content, d.CUDA, d.ONNXRuntime.Providers)
 			}
@@ -76,11 +76,15 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 	return c
 }
 
-func findORT() library {
+// findORT loads the ONNX Runtime found to read its version and
+// providers, saying so first.
+func findORT(stderr io.Writer) library {
+	announceDevMode(stderr)
 	f, err := ort.LocateLibrary("")
 	if err != nil {
 		return library{Error: err.Error()}
 	}
+	announceLoad(stderr, "ONNX Runtime", f)
 	rt, err := ort.Open(f.Path)
 	if err != nil {
 		return library{Path: f.Path, From: f.From, Error: "found " + f.Path + " but it does not load: " + err.Error()}
@@ -92,11 +96,14 @@ func findORT() library {
 	return lib
 }
 
-func findCustomOps() library {
+// findCustomOps loads the custom-op library found to read its build
+// info (eval/ort/library_content.go), saying so first.
+func findCustomOps(stderr io.Writer) library {
 	f, err := ort.LocateCustomOps("")
 	if err != nil {
 		return library{Error: err.Error()}
 	}
+	announceLoad(stderr, "attnopt's custom-op library", f)
 	lib := library{Path: f.Path, From: f.From}
 	if c, err := ort.ReadLibraryContent(f.Path); err != nil {
 		lib.Error = err.Error()
@@ -130,4 +137,11 @@ func printCapabilities(w io.Writer, d versionDoc) {
 	if d.OnCUDA != "" {
 		fmt.Fprintf(w, "attnopt ops on CUDA: %s\n", d.OnCUDA)
 	}
+}
+
+// probeCUDA asks the CUDA driver, announced first: eval/ort's ProbeCUDA
+// dlopens libcuda.so.1 by name, as the CUDA runtime finds it.
+func probeCUDA(stderr io.Writer) ort.CUDAStatus {
+	announceLoad(stderr, "the CUDA driver", ort.Found{Path: "libcuda.so.1", From: "the system library path, when installed"})
+	return ort.ProbeCUDA()
 }

@@ -22,9 +22,30 @@ func abs(p string) string {
 	return p
 }
 
+// DevEnv turns on development mode: the searches also look in
+// .cache/ort (scripts/setup-ort.sh) and kernels/build (kernels/ci.sh) of the
+// working directory and its parents, for the project's own test scripts.
+// Off by default: a folder attnopt runs in (a checkout or archive it did not
+// write) must not decide what code it loads (issue 34; docs/hardening.md).
+const DevEnv = "ATTNOPT_DEV"
+
+// DevMode reports whether $ATTNOPT_DEV is set to 1.
+func DevMode() bool { return os.Getenv(DevEnv) == "1" }
+
+// devMode names the mode in a Found's From.
+const devMode = "development mode ($" + DevEnv + "=1)"
+
+// DevNotice is the line a command prints when development mode widens a
+// search, so a run that used it says so.
+const DevNotice = devMode + ": searching .cache/ort and kernels/build in the working directory and its parents"
+
 // walkUp calls try with each ancestor directory of the working directory,
-// nearest first, and returns the first non-empty result.
+// nearest first, and returns the first non-empty result; only in
+// development mode (DevMode), else "".
 func walkUp(try func(dir string) string) string {
+	if !DevMode() {
+		return ""
+	}
 	dir, err := os.Getwd()
 	if err != nil {
 		return ""
@@ -153,21 +174,22 @@ const (
 // LocateLibrary finds ONNX Runtime's shared library: the flag; $ORT_LIB
 // (or $ONNXRUNTIME_LIB, its older name); the onnxruntime package of the
 // Python environment this binary was installed into (onnxruntime/capi/);
-// this checkout's .cache/ort/*/ (scripts/setup-ort.sh, for development,
-// found walking up from the working directory); the active Python
-// environment ($VIRTUAL_ENV, $CONDA_PREFIX, then python3 on PATH); the
-// system's library folders ($LD_LIBRARY_PATH, /usr/local/lib, /usr/lib…).
+// in development mode only ($ATTNOPT_DEV=1), this checkout's .cache/ort/*/
+// (scripts/setup-ort.sh, found walking up from the working directory); the
+// active Python environment ($VIRTUAL_ENV, $CONDA_PREFIX, then python3 -I
+// on PATH); the system's library folders ($LD_LIBRARY_PATH, /usr/local/lib,
+// /usr/lib…). Nothing else in the working directory is searched.
 func LocateLibrary(flag string) (Found, error) {
 	envs := newPythonEnvs()
 	return search("ONNX Runtime library",
 		[]source{{"--ort-lib", flag}, {"$ORT_LIB", os.Getenv("ORT_LIB")}, {"$ONNXRUNTIME_LIB", os.Getenv("ONNXRUNTIME_LIB")}},
 		[]step{
 			{"the Python environment of this attnopt binary", func() (string, string) { return envs.own("onnxruntime", ortInPackage) }},
-			{".cache/ort/*/libonnxruntime.so.1 in the working directory and its parents", func() (string, string) {
+			{".cache/ort/*/libonnxruntime.so.1 in the working directory and its parents (development mode only)", func() (string, string) {
 				p := walkUp(func(dir string) string {
 					return firstFile(filepath.Join(dir, ".cache", "ort", "*", "libonnxruntime.so.1"))
 				})
-				return p, "this checkout's .cache/ort"
+				return p, "this checkout's .cache/ort, " + devMode
 			}},
 			{"the active Python environment (onnxruntime/capi/)", func() (string, string) { return envs.active("onnxruntime", ortInPackage) }},
 			{"the system library path", func() (string, string) { return systemLibrary("libonnxruntime.so*"), "the system library path" }},
@@ -207,16 +229,17 @@ var customOpsCandidates = []string{
 
 // LocateCustomOps finds attnopt's custom-op library: the flag;
 // $ATTNOPT_CUSTOM_OPS; the attnopt wheel that installed this binary
-// (attnopt/lib/ beside it in site-packages); this checkout's kernels/build
-// (walking up from the working directory); the attnopt package of the
-// active Python environment; the system's library folders.
+// (attnopt/lib/ beside it in site-packages); in development mode only,
+// this checkout's kernels/build (walking up from the working directory);
+// the attnopt package of the active Python environment; the system's
+// library folders.
 func LocateCustomOps(flag string) (Found, error) {
 	envs := newPythonEnvs()
 	return search("attnopt's custom-op library libattnopt_ort.so",
 		[]source{{"--custom-ops", flag}, {"$ATTNOPT_CUSTOM_OPS", os.Getenv("ATTNOPT_CUSTOM_OPS")}},
 		[]step{
 			{"the attnopt wheel that installed this binary", func() (string, string) { return envs.own("attnopt", customOpsInPackage) }},
-			{strings.Join(customOpsCandidates, ", ") + " in the working directory and its parents", func() (string, string) {
+			{strings.Join(customOpsCandidates, ", ") + " in the working directory and its parents (development mode only)", func() (string, string) {
 				p := walkUp(func(dir string) string {
 					for _, c := range customOpsCandidates {
 						if p := filepath.Join(dir, c); isFile(p) {
@@ -225,7 +248,7 @@ func LocateCustomOps(flag string) (Found, error) {
 					}
 					return ""
 				})
-				return p, "this checkout's kernels/build"
+				return p, "this checkout's kernels/build, " + devMode
 			}},
 			{"the attnopt package of the active Python environment", func() (string, string) { return envs.active("attnopt", customOpsInPackage) }},
 			{"the system library path", func() (string, string) { return systemLibrary("libattnopt_ort.so"), "the system library path" }},
@@ -239,11 +262,11 @@ func CustomOpsLibrary(flag string) (string, error) {
 }
 
 // systemLibrary is the newest match of pattern in $LD_LIBRARY_PATH's
-// folders and the usual system library folders.
+// absolute folders and the usual system library folders.
 func systemLibrary(pattern string) string {
 	var dirs []string
 	for _, d := range filepath.SplitList(os.Getenv("LD_LIBRARY_PATH")) {
-		if d != "" {
+		if filepath.IsAbs(d) { // "" and relative entries would search the working directory
 			dirs = append(dirs, d)
 		}
 	}

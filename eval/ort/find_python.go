@@ -48,12 +48,15 @@ func ownAt(exe, pkg string, inPackage func(pkgDir string) string) (string, strin
 }
 
 // active looks in the environment a user has activated ($VIRTUAL_ENV,
-// $CONDA_PREFIX), then asks python3 (and python) on PATH where pkg is.
+// $CONDA_PREFIX, absolute paths only), then asks python3 (and python) on
+// PATH where pkg is. exec.LookPath refuses a PATH entry of "." or "" (it
+// returns exec.ErrDot), so an interpreter in the working directory is not
+// run; the interpreter runs isolated (packageDirs).
 func (pythonEnvs) active(pkg string, inPackage func(pkgDir string) string) (string, string) {
 	for _, env := range []string{"VIRTUAL_ENV", "CONDA_PREFIX"} {
 		prefix := os.Getenv(env)
-		if prefix == "" {
-			continue
+		if !filepath.IsAbs(prefix) {
+			continue // unset, or relative: that would search the working directory
 		}
 		for _, site := range siteDirs(prefix) {
 			if p := inPackage(filepath.Join(site, pkg)); p != "" {
@@ -91,11 +94,15 @@ const findSpec = `import importlib.util, sys
 s = importlib.util.find_spec(sys.argv[1])
 print("\n".join(s.submodule_search_locations or []) if s else "")`
 
-// packageDirs asks the interpreter at exe for pkg's folders.
+// packageDirs asks the interpreter at exe for pkg's folders. -I isolates
+// it: the working directory (and the script's) is not on sys.path and
+// PYTHON* variables are ignored, so ./onnxruntime/capi/ in the folder
+// attnopt runs in is not found (issue 34); the user site-packages is not
+// searched either (a binary installed there finds it through own).
 func packageDirs(exe, pkg string) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, exe, "-c", findSpec, pkg).Output()
+	out, err := exec.CommandContext(ctx, exe, "-I", "-c", findSpec, pkg).Output()
 	if err != nil {
 		return nil
 	}

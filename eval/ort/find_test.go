@@ -92,11 +92,17 @@ func TestActivePythonEnvironment(t *testing.T) {
 	}
 
 	// No variable: a python3 on PATH that knows the packages (a stand-in
-	// printing what find_spec would).
+	// printing what find_spec would), asked in isolated mode (-I: the
+	// working directory is not on sys.path).
+	t.Setenv("VIRTUAL_ENV", "venv") // relative: would search the working directory
+	t.Chdir(dir)
+	if f, err := LocateLibrary(""); err == nil {
+		t.Errorf("relative $VIRTUAL_ENV searched: %+v", f)
+	}
 	t.Setenv("VIRTUAL_ENV", "")
 	bin := filepath.Join(dir, "nobin")
 	py := touch(t, bin, "python3")
-	script := "#!/bin/sh\ncase \"$3\" in onnxruntime) echo " + filepath.Join(site, "onnxruntime") + ";; attnopt) echo " + filepath.Join(site, "attnopt") + ";; esac\n"
+	script := "#!/bin/sh\n[ \"$1\" = -I ] || exit 1\ncase \"$4\" in onnxruntime) echo " + filepath.Join(site, "onnxruntime") + ";; attnopt) echo " + filepath.Join(site, "attnopt") + ";; esac\n"
 	if err := os.WriteFile(py, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

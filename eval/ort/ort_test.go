@@ -565,9 +565,16 @@ func TestFindLibrary(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Chdir(sub)
+	// Outside development mode the working directory is never searched.
+	t.Setenv(DevEnv, "")
+	t.Setenv("ATTNOPT_CUSTOM_OPS", "")
+	if p, err := FindLibrary(""); err == nil && strings.HasPrefix(p, dir) {
+		t.Errorf("walk up without $%s: %q", DevEnv, p)
+	}
+	t.Setenv(DevEnv, "1")
 	want := filepath.Join(dir, "repo", ".cache", "ort", "1.24.10", "libonnxruntime.so.1")
-	if p, err := FindLibrary(""); err != nil || p != want {
-		t.Errorf("walk up: %q, %v; want %s", p, err, want)
+	if f, err := LocateLibrary(""); err != nil || f.Path != want || !strings.Contains(f.From, "development mode") {
+		t.Errorf("walk up: %+v, %v; want %s", f, err, want)
 	}
 
 	kb := filepath.Join(dir, "repo", "kernels", "build", "cpu")
@@ -580,6 +587,10 @@ func TestFindLibrary(t *testing.T) {
 	}
 	if p, err := CustomOpsLibrary(""); err != nil || p != filepath.Join(kb, "libattnopt_ort.so") {
 		t.Errorf("custom ops walk up: %q, %v", p, err)
+	}
+	t.Setenv(DevEnv, "")
+	if p, err := CustomOpsLibrary(""); err == nil && strings.HasPrefix(p, dir) {
+		t.Errorf("custom ops walk up without $%s: %q", DevEnv, p)
 	}
 }
 

@@ -4,9 +4,10 @@
 // custom-op library (domain attnopt) can be registered per session.
 //
 // Library lookup (find.go, find_python.go): LocateLibrary (--ort-lib,
-// $ORT_LIB, the Python environments' onnxruntime, .cache/ort, the system) and
+// $ORT_LIB, the Python environments' onnxruntime, the system) and
 // LocateCustomOps (--custom-ops, $ATTNOPT_CUSTOM_OPS, the attnopt wheel,
-// kernels/build, the system). Built without cgo, the
+// the system); a checkout's .cache/ort and kernels/build only in
+// development mode ($ATTNOPT_DEV=1). Built without cgo, the
 // package compiles but Open fails.
 package ort
 

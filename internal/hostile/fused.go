@@ -13,7 +13,7 @@ import (
 // must refuse them as it refuses a malformed file, naming the node
 // (passes/schema/runtime.go).
 func FusedCases() []Case {
-	return []Case{
+	return append([]Case{
 		fused("Attention-23 past_key heads differ from K", `node "att" (ai.onnx.Attention): "pk" has 4 heads, K and V 2`,
 			func(b *testgraph.B) []string {
 				return onnxAttention(b, nil, []int64{1, 2, 4, 8}, []int64{1, 4, 3, 8})
@@ -71,7 +71,7 @@ func FusedCases() []Case {
 					graphAttr("decoder", dec), testgraph.Int("eos_token_id", 0), testgraph.Int("pad_token_id", 0))[0])
 				return writeBytes(dir, b.Bytes())
 			}},
-	}
+	}, GeometryCases()...)
 }
 
 // attnoptOp is node "hostile", an attnopt op over Q, K, V (1, 1, 4, 4).
@@ -81,13 +81,51 @@ func attnoptOp(name, op, want string, attrs ...*onnxpb.AttributeProto) Case {
 
 // attnoptOpD is node "hostile" over Q, K, V (1, 1, 4, d).
 func attnoptOpD(name, op string, d int, want string, attrs ...*onnxpb.AttributeProto) Case {
+	qkv := []any{1, 1, 4, d}
+	return attnoptShapes(name, op, want, [4][]any{qkv, qkv, qkv}, attrs...)
+}
+
+// attnoptShapes is node "hostile" over Q, K, V (and a float mask when
+// shapes[3] is set) of the given shapes.
+func attnoptShapes(name, op, want string, shapes [4][]any, attrs ...*onnxpb.AttributeProto) Case {
 	return Case{Name: name, Want: want, Build: func(dir string) (string, error) {
 		b := testgraph.New(17)
 		b.Import("attnopt", 1)
-		q, k, v := b.Input("q", graph.Float32, 1, 1, 4, d), b.Input("k", graph.Float32, 1, 1, 4, d), b.Input("v", graph.Float32, 1, 1, 4, d)
-		b.Output(nodeNamed(b, "hostile", op, "attnopt", []string{q, k, v}, 1, attrs...)[0])
+		ins := []string{b.Input("q", graph.Float32, shapes[0]...), b.Input("k", graph.Float32, shapes[1]...), b.Input("v", graph.Float32, shapes[2]...)}
+		if shapes[3] != nil {
+			ins = append(ins, b.Input("mask", graph.Float32, shapes[3]...))
+		}
+		b.Output(nodeNamed(b, "hostile", op, "attnopt", ins, 1, attrs...)[0])
 		return writeBytes(dir, b.Bytes())
 	}}
+}
+
+// GeometryCases are attnopt ops already in a model whose shapes disagree
+// (issue 34): the library refuses them when it runs; attnopt refuses them
+// on load with the same rules (passes/schema/fused.go's checkFlash).
+func GeometryCases() []Case {
+	qkv := []any{1, 2, 4, 8}
+	flash := func(name, want string, shapes [4][]any) Case {
+		for i := range shapes[:3] {
+			if shapes[i] == nil {
+				shapes[i] = qkv
+			}
+		}
+		return attnoptShapes("FlashAttention "+name, "FlashAttention", `node "hostile" (attnopt.FlashAttention): `+want, shapes, testgraph.Float("scale", 0.5))
+	}
+	return []Case{
+		flash("mask batch 2", `mask "mask" [2,1,4,4] does not broadcast to [1,2,4,4]`, [4][]any{3: {2, 1, 4, 4}}),
+		flash("mask heads 3", `mask "mask" [1,3,4,4] does not broadcast`, [4][]any{3: {1, 3, 4, 4}}),
+		flash("mask of Nk+1 keys", `mask "mask" [1,1,4,5] does not broadcast`, [4][]any{3: {1, 1, 4, 5}}),
+		flash("Q head size 8, K 7", `Q "q" has head size 8, K "k" 7`, [4][]any{1: {1, 2, 4, 7}}),
+		flash("3 query heads over 2 K/V heads", `3 query heads are not a multiple of K "k"'s 2`, [4][]any{0: {1, 3, 4, 8}}),
+		flash("V of 5 keys, K of 4", `K "k" has 4 keys, V "v" has 5`, [4][]any{2: {1, 2, 5, 8}}),
+		flash("K of rank 3", `"q", "k", "v" have ranks 4, 3, 4`, [4][]any{1: {2, 4, 8}}),
+		attnoptShapes("WindowAttention mask batch 2", "WindowAttention",
+			`node "hostile" (attnopt.WindowAttention): mask "mask" [2,1,4,4] does not broadcast to [1,2,4,4]`,
+			[4][]any{qkv, qkv, qkv, {2, 1, 4, 4}},
+			testgraph.Float("scale", 0.5), testgraph.Ints("spatial_shape", 4), testgraph.Ints("window", 2)),
+	}
 }
 
 // fused is a case built at opset 23 whose outputs are those build returns.

@@ -18,7 +18,9 @@ var suffixes = []struct {
 	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"T", 1 << 40}, {"B", 1},
 }
 
-// ParseSize reads 16GiB, 512MiB, 1.5GB, 4G or a plain byte count.
+// ParseSize reads 16GiB, 512MiB, 1.5GB, 4G or a plain whole byte count.
+// A number without a unit is bytes, so a fraction without one (1.5) is
+// refused rather than read as 1 byte: the user almost surely meant a unit.
 func ParseSize(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	mult := 1.0
@@ -31,6 +33,9 @@ func ParseSize(s string) (int64, error) {
 	v, err := strconv.ParseFloat(t, 64)
 	if err != nil || v < 0 || math.IsInf(v, 0) || v*mult > math.MaxInt64/2 {
 		return 0, fmt.Errorf("size %q: want a byte count such as 16GiB, 512MiB or 1000000", s)
+	}
+	if v*mult != math.Trunc(v*mult) && mult == 1 {
+		return 0, fmt.Errorf("size %q: a number without a unit is a whole count of bytes; give a unit, e.g. %sGiB or %sMB", s, t, t)
 	}
 	return int64(v * mult), nil
 }

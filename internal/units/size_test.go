@@ -9,7 +9,7 @@ func TestParseSize(t *testing.T) {
 			t.Errorf("%s = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "GiB", "-1GiB", "lots", "1e400"} {
+	for _, bad := range []string{"", "GiB", "-1GiB", "lots", "1e400", "1.5", "0.5B"} {
 		if _, err := ParseSize(bad); err == nil {
 			t.Errorf("%q parsed", bad)
 		}

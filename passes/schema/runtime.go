@@ -30,9 +30,11 @@ var runtimeChecks = []runtimeCheck{
 	{"com.microsoft", "BeamSearch", checkSearchArity},
 	{"com.microsoft", "GreedySearch", checkSearchArity},
 	{"com.microsoft", "Sampling", checkSearchArity},
-	// attnopt's own ops, as the custom-op library reads them (fused.go).
-	{"attnopt", "FlashAttention", checkKernelAttrs},
-	{"attnopt", "WindowAttention", checkKernelAttrs},
+	// attnopt's own ops, as the custom-op library reads them and with the
+	// geometry it checks (fused.go's checkFlash: Q, K, V ranks, head sizes,
+	// K/V lengths, Hq a multiple of Hkv, a mask that broadcasts).
+	{"attnopt", "FlashAttention", checkFlash},
+	{"attnopt", "WindowAttention", checkFlash},
 }
 
 // CheckRuntimeOp is n's runtime check, nil when it passes or has none.

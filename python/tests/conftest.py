@@ -35,9 +35,8 @@ def as_model(request):
 @pytest.fixture(autouse=True)
 def users_environment(monkeypatch, tmp_path):
     """Each test sees what a user of the installed package sees: none of the
-    variables scripts/test.sh exports for the Go tests (ONNXRUNTIME_LIB…),
-    and a working folder outside the checkout, whose .cache/ort and
-    kernels/build the binary would otherwise find."""
-    for v in ("ORT_LIB", "ONNXRUNTIME_LIB", "ATTNOPT_CUSTOM_OPS", "ATTNOPT_RUNTIME"):
+    variables scripts/test.sh exports for the Go tests (ONNXRUNTIME_LIB,
+    ATTNOPT_DEV…), and a working folder outside the checkout."""
+    for v in ("ORT_LIB", "ONNXRUNTIME_LIB", "ATTNOPT_CUSTOM_OPS", "ATTNOPT_RUNTIME", "ATTNOPT_DEV"):
         monkeypatch.delenv(v, raising=False)
     monkeypatch.chdir(tmp_path)

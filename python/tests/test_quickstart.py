@@ -82,7 +82,7 @@ def test_quickstart_runs_verbatim(tmp_path):
     # set, and no toolchain on PATH.
     env = {k: v for k, v in os.environ.items() if k not in (
         "VIRTUAL_ENV", "ORT_LIB", "ONNXRUNTIME_LIB", "ATTNOPT_CUSTOM_OPS", "ATTNOPT_RUNTIME", "ATTNOPT_BINARY",
-        "PYTHONPATH", "GOROOT", "CC", "CXX", "CUDACXX")}
+        "PYTHONPATH", "GOROOT", "CC", "CXX", "CUDACXX", "ATTNOPT_DEV")}
     env["PATH"] = bare_path(tmp_path / "bin")
     for t in TOOLCHAIN:
         assert shutil.which(t, path=env["PATH"]) is None, f"{t} is on the quickstart's PATH"

@@ -137,7 +137,8 @@ def validate(original: Model, rewritten: Model, runtime: Optional[str] = None, s
     exit 1 when an output is out of tolerance (``error.result`` holds the
     ValidateResult), 2 for bad input, 3 when no rewritten site was found or
     an op could not run, 4 when an approximate site has no bound
-    (``max_error=`` gives one; docs/validate.md).
+    (``max_error=`` gives one; a bound the rewrite recorded in the file is
+    shown, never used; docs/validate.md).
     """
     _reject(flags, ["json", "format"], "validate", ["original", "rewritten"])
     if runtime is not None:
