@@ -146,7 +146,10 @@ func Missing(root string, refs []Ref) []Ref {
 		first, _, _ = strings.Cut(first, "/")
 		inTree, found := false, false
 		for _, dir := range folders(root, r.File) {
-			inTree = inTree || (first != "" && exists(dir, first))
+			// The first segment is a folder (a slash follows it): a file of
+			// that name, such as the ./attnopt binary scripts/demo.sh builds,
+			// does not make "attnopt/site0/…" a path of the tree.
+			inTree = inTree || (first != "" && isDir(dir, first))
 			found = found || exists(dir, r.Path)
 		}
 		if inTree && !found {
@@ -169,6 +172,11 @@ func folders(root, file string) []string {
 func exists(base, p string) bool {
 	_, err := os.Stat(filepath.Join(base, filepath.FromSlash(p)))
 	return err == nil
+}
+
+func isDir(base, p string) bool {
+	st, err := os.Stat(filepath.Join(base, filepath.FromSlash(p)))
+	return err == nil && st.IsDir()
 }
 
 func ignored(p string) bool {
