@@ -13,11 +13,13 @@ import (
 // directory and its parents (eval/ort/find.go, find_python.go): ONNX
 // Runtime from .cache/ort (scripts/setup-ort.sh), the custom ops from
 // kernels/build, and ./onnxruntime/ found by a python3 with the working
-// directory on sys.path.
+// directory on sys.path; and the CUDA driver's name, which an empty
+// $LD_LIBRARY_PATH entry (set below) makes the loader look for here.
 var plantedPaths = []string{
 	".cache/ort/9.9.9/libonnxruntime.so.1",
 	"kernels/build/libattnopt_ort.so",
 	"onnxruntime/capi/libonnxruntime.so.1",
+	"libcuda.so.1",
 }
 
 // plantedLibrary builds a harmless shared library whose constructor creates
@@ -90,7 +92,9 @@ func TestPlantedLibrariesNeverLoad(t *testing.T) {
 		}
 	}
 	marker := filepath.Join(t.TempDir(), "loaded")
-	env := []string{"ATTNOPT_PLANT_MARKER=" + marker, "LD_DEBUG=files", "HOME=" + t.TempDir()}
+	// LD_LIBRARY_PATH's empty first entry is the working directory to the
+	// loader: "export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/x" with it unset.
+	env := []string{"ATTNOPT_PLANT_MARKER=" + marker, "LD_DEBUG=files", "HOME=" + t.TempDir(), "LD_LIBRARY_PATH=:" + t.TempDir()}
 	for _, kv := range os.Environ() {
 		switch strings.SplitN(kv, "=", 2)[0] {
 		case "ORT_LIB", "ONNXRUNTIME_LIB", "ATTNOPT_CUSTOM_OPS", "ATTNOPT_DEV", "ATTNOPT_RUNTIME", "VIRTUAL_ENV", "CONDA_PREFIX", "LD_LIBRARY_PATH", "PYTHONPATH", "HOME", "LD_DEBUG":

@@ -139,9 +139,12 @@ func printCapabilities(w io.Writer, d versionDoc) {
 	}
 }
 
-// probeCUDA asks the CUDA driver, announced first: eval/ort's ProbeCUDA
-// dlopens libcuda.so.1 by name, as the CUDA runtime finds it.
+// probeCUDA asks the CUDA driver found in the system's library folders,
+// announced first; with none, it loads nothing.
 func probeCUDA(stderr io.Writer) ort.CUDAStatus {
-	announceLoad(stderr, "the CUDA driver", ort.Found{Path: "libcuda.so.1", From: "the system library path, when installed"})
-	return ort.ProbeCUDA()
+	d := ort.LocateCUDADriver()
+	if d.Path != "" {
+		announceLoad(stderr, "the CUDA driver", d)
+	}
+	return ort.ProbeCUDA(d.Path)
 }

@@ -277,3 +277,19 @@ func systemLibrary(pattern string) string {
 	}
 	return firstFile(pats...)
 }
+
+// LocateCUDADriver finds the CUDA driver library in the system's library
+// folders (absolute $LD_LIBRARY_PATH entries, then the usual ones, WSL's
+// included), so that probing it never dlopens a name the loader could
+// resolve against the working directory (an empty $LD_LIBRARY_PATH
+// entry). Empty when there is none.
+func LocateCUDADriver() Found {
+	p := systemLibrary("libcuda.so.1")
+	if p == "" {
+		p = firstFile("/usr/lib/wsl/lib/libcuda.so.1")
+	}
+	if p == "" {
+		return Found{}
+	}
+	return Found{Path: p, From: "the system library path"}
+}

@@ -28,13 +28,14 @@ typedef int (*ao_cu_dev_fn)(int*, int);
 typedef int (*ao_cu_name_fn)(char*, int, int);
 typedef int (*ao_cu_attr_fn)(int*, int, int);
 
-// ao_cuda_probe asks the CUDA driver (libcuda.so.1, when installed) for its
+// ao_cuda_probe asks the CUDA driver (path: libcuda.so.1, found by Go in the
+// system's library folders, never by name: see LocateCUDADriver) for its
 // version and each device's compute capability, as the custom-op library's
 // statically linked CUDA runtime would find them. Returns 0 when the driver
 // answered; -1 when there is no driver library; else the CUresult of the
 // call that failed. names gets up to max devices' names, 64 bytes each.
-static int ao_cuda_probe(int* version, int* count, int* sm, char* names, int max) {
-  void* lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+static int ao_cuda_probe(const char* path, int* version, int* count, int* sm, char* names, int max) {
+  void* lib = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
   if (!lib) return -1;
   ao_cu_init_fn init = (ao_cu_init_fn)dlsym(lib, "cuInit");
   ao_cu_int_fn ver = (ao_cu_int_fn)dlsym(lib, "cuDriverGetVersion");
@@ -193,17 +194,24 @@ type CUDAStatus struct {
 	Error   string       `json:"error,omitempty"`
 }
 
-// ProbeCUDA asks the CUDA driver, when one is installed, for its version
-// and devices. It initialises the driver in this process.
-func ProbeCUDA() CUDAStatus {
+// ProbeCUDA asks the CUDA driver at driver (LocateCUDADriver's path; ""
+// when none was found) for its version and devices. It initialises the
+// driver in this process.
+func ProbeCUDA(driver string) CUDAStatus {
 	const max = 16
 	var version, count C.int
 	var sm [max]C.int
 	var names [max * 64]C.char
-	r := C.ao_cuda_probe(&version, &count, &sm[0], &names[0], max)
 	s := CUDAStatus{Devices: []CUDADevice{}}
+	if driver == "" {
+		s.Error = "no CUDA driver (libcuda.so.1 not in the system library folders)"
+		return s
+	}
+	cpath := C.CString(driver)
+	defer C.free(unsafe.Pointer(cpath))
+	r := C.ao_cuda_probe(cpath, &version, &count, &sm[0], &names[0], max)
 	if r == -1 {
-		s.Error = "no CUDA driver (libcuda.so.1 not found)"
+		s.Error = "no CUDA driver (" + driver + " does not load as one)"
 		return s
 	}
 	if version > 0 {

@@ -62,7 +62,7 @@ func TestReadLibraryContent(t *testing.T) {
 
 // Without a GPU the probe says why, and never reports a device.
 func TestProbeCUDA(t *testing.T) {
-	s := ProbeCUDA()
+	s := ProbeCUDA(LocateCUDADriver().Path)
 	if len(s.Devices) == 0 && s.Error == "" {
 		t.Errorf("no device and no reason: %+v", s)
 	}
