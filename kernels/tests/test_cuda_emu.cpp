@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "cuda/last_error.h"
 #include "cuda_runtime.h"
 #include "hostile_abi.h"
 #include "reference.h"
@@ -289,6 +290,23 @@ void hostile(const Path& path) {
       cuda_tolerance(ATTNOPT_F32));
 }
 
+// A launch that fails on the device: the entry point returns
+// ATTNOPT_ERR_CUDA and keeps CUDA's message for the ORT status
+// (cuda/last_error.h), which the launcher's cudaGetLastError cleared; the
+// next call that succeeds forgets it (issues 34 and 35).
+void launch_error_text() {
+  use_path(kPaths[3]);  // SIMT: one launch
+  hostile_abi::FlashData d(1, 1, 1, 9, 9, 8, 8);
+  attnopt_emu::fail_next_launch(cudaErrorLaunchOutOfResources);
+  int rc = attnopt_cuda_flash_attention_fwd(&d.p, nullptr);
+  EXPECT_TRUE(rc == ATTNOPT_ERR_CUDA, "failed launch: status %d, want ATTNOPT_ERR_CUDA", rc);
+  EXPECT_TRUE(std::strcmp(attnopt::cuda::last_error_text(), "too many resources requested for launch") == 0,
+              "failed launch: error text \"%s\"", attnopt::cuda::last_error_text());
+  rc = attnopt_cuda_flash_attention_fwd(&d.p, nullptr);
+  EXPECT_TRUE(rc == ATTNOPT_OK && *attnopt::cuda::last_error_text() == 0, "next launch: status %d, error text \"%s\"",
+              rc, attnopt::cuda::last_error_text());
+}
+
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines survive an emulation abort
   if (argc > 1 && std::strcmp(argv[1], "hopper") == 0) return hopper();
@@ -360,6 +378,7 @@ int main(int argc, char** argv) {
     run_window(ATTNOPT_F16, {9, 10}, {9, 10}, {4, 7}, 16, 16, path);         // one window = exact
   }
   hostile(kPaths[0]);
+  launch_error_text();
   if (g_failures) {
     std::fprintf(stderr, "%d check(s) failed\n", g_failures);
     return 1;

@@ -13,10 +13,26 @@
 #include "common/params.h"
 #include "common/window_geometry.h"
 #include "cuda/kernels.h"
+#include "cuda/last_error.h"
 
 namespace attnopt {
 namespace cuda {
 namespace {
+
+// The error behind this thread's last ATTNOPT_ERR_CUDA (cuda/last_error.h).
+thread_local cudaError_t last_error = cudaSuccess;
+
+// failed keeps err for last_error_text and returns the C ABI's code for it.
+int failed(cudaError_t err) {
+  last_error = err;
+  return ATTNOPT_ERR_CUDA;
+}
+
+// status is the C ABI's code for a launch's result: cudaErrorNotSupported
+// (a configuration the kernel does not take) is ATTNOPT_ERR_UNSUPPORTED.
+int status(cudaError_t err) {
+  return err == cudaSuccess ? ATTNOPT_OK : err == cudaErrorNotSupported ? ATTNOPT_ERR_UNSUPPORTED : failed(err);
+}
 
 bool vec_ok(const void* p, const int64_t s[4], int64_t dim) {
   return s[3] == 1 && dim % 8 == 0 && s[0] % 8 == 0 && s[1] % 8 == 0 && s[2] % 8 == 0 &&
@@ -47,24 +63,27 @@ int dispatch(attnopt_dtype dtype, bool window, KernelArgs& a, const LaunchShape&
   // (divided, not multiplied, so that it cannot overflow).
   if (attnopt::ceil_div(s.rows, 8) > INT32_MAX / s.segments) return ATTNOPT_ERR_UNSUPPORTED;
   int dev = 0, major = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
-    return ATTNOPT_ERR_CUDA;
+  cudaError_t err = cudaGetDevice(&dev);
+  if (err == cudaSuccess) err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  if (err != cudaSuccess) return failed(err);
   const cudaStream_t st = static_cast<cudaStream_t>(stream);
   if (dtype != ATTNOPT_F32 && major >= 9 && !force_simt()) {
-    const cudaError_t err = launch_wgmma(dtype, window, a, s, st);
+    err = launch_wgmma(dtype, window, a, s, st);
     if (err == cudaSuccess) return ATTNOPT_OK;
-    if (err != cudaErrorNotSupported) return ATTNOPT_ERR_CUDA;
+    if (err != cudaErrorNotSupported) return failed(err);
   }
   if (dtype != ATTNOPT_F32 && major >= 8 && !force_simt()) {
-    const cudaError_t err = launch_mma(dtype, window, a, s, st);
+    err = launch_mma(dtype, window, a, s, st);
     if (err == cudaSuccess) return ATTNOPT_OK;
-    if (err != cudaErrorNotSupported) return ATTNOPT_ERR_CUDA;
+    if (err != cudaErrorNotSupported) return failed(err);
   }
-  return launch_simt(dtype, window, a, s, st) == cudaSuccess ? ATTNOPT_OK : ATTNOPT_ERR_CUDA;
+  err = launch_simt(dtype, window, a, s, st);
+  return err == cudaSuccess ? ATTNOPT_OK : failed(err);
 }
 
 }  // namespace
+
+const char* last_error_text() { return last_error == cudaSuccess ? "" : cudaGetErrorString(last_error); }
 }  // namespace cuda
 }  // namespace attnopt
 
@@ -74,8 +93,9 @@ int attnopt_has_cuda(void) { return 1; }
 
 int attnopt_cuda_flash_attention_fwd(const attnopt_flash_params* p, void* stream) {
   using namespace attnopt::cuda;
-  const int status = attnopt_flash_params_check(p);
-  if (status != ATTNOPT_OK) return status;
+  last_error = cudaSuccess;
+  const int checked = attnopt_flash_params_check(p);
+  if (checked != ATTNOPT_OK) return checked;
   KernelArgs a{};
   a.q = p->q.data;
   a.k = p->k.data;
@@ -105,14 +125,14 @@ int attnopt_cuda_flash_attention_fwd(const attnopt_flash_params* p, void* stream
   const LaunchShape shape{p->batch, p->heads_q, 1, p->len_q};
   const int rc = dispatch(p->dtype, false, a, shape, stream);
   if (rc != ATTNOPT_OK) return rc;
-  const cudaError_t err = launch_empty_rows(p->dtype, a, *p, static_cast<cudaStream_t>(stream));
-  return err == cudaSuccess ? ATTNOPT_OK : err == cudaErrorNotSupported ? ATTNOPT_ERR_UNSUPPORTED : ATTNOPT_ERR_CUDA;
+  return status(launch_empty_rows(p->dtype, a, *p, static_cast<cudaStream_t>(stream)));
 }
 
 int attnopt_cuda_window_attention_fwd(const attnopt_window_params* p, void* stream) {
   using namespace attnopt::cuda;
-  const int status = attnopt_window_params_check(p);
-  if (status != ATTNOPT_OK) return status;
+  last_error = cudaSuccess;
+  const int checked = attnopt_window_params_check(p);
+  if (checked != ATTNOPT_OK) return checked;
   KernelArgs a{};
   a.q = p->q.data;
   a.k = p->k.data;

@@ -14,6 +14,8 @@
 
 #ifdef ATTNOPT_WITH_CUDA
 #include <cuda_runtime.h>
+
+#include "cuda/last_error.h"
 #endif
 
 namespace attnopt_ort {
@@ -48,9 +50,16 @@ std::string arch_problem() {
   return "";
 }
 
+// The CUDA message behind ATTNOPT_ERR_CUDA: the one the launch returned
+// (cuda/last_error.h: the launchers clear CUDA's record), else a sticky
+// error of a faulted context, which CUDA keeps.
 std::string cuda_detail() {
-  const cudaError_t e = cudaPeekAtLastError();  // sticky errors (a faulted context) stay visible
-  return e == cudaSuccess ? "" : std::string(" (") + cudaGetErrorString(e) + ")";
+  std::string text = attnopt::cuda::last_error_text();
+  if (text.empty()) {
+    const cudaError_t e = cudaPeekAtLastError();
+    if (e != cudaSuccess) text = cudaGetErrorString(e);
+  }
+  return text.empty() ? "" : " (" + text + ")";
 }
 #else
 std::string arch_problem() { return ""; }

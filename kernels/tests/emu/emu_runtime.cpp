@@ -302,4 +302,23 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int) {
   return cudaSuccess;
 }
 
-cudaError_t cudaGetLastError() { return cudaSuccess; }
+namespace {
+thread_local cudaError_t g_pending = cudaSuccess;  // attnopt_emu::fail_next_launch
+}  // namespace
+
+void attnopt_emu::fail_next_launch(cudaError_t err) { g_pending = err; }
+
+cudaError_t cudaGetLastError() {
+  const cudaError_t e = g_pending;
+  g_pending = cudaSuccess;
+  return e;
+}
+
+const char* cudaGetErrorString(cudaError_t err) {
+  switch (err) {
+    case cudaSuccess: return "no error";
+    case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
+    case cudaErrorNotSupported: return "operation not supported";
+    default: return "unrecognized error code";
+  }
+}

@@ -33,6 +33,7 @@ inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return
 typedef int cudaError_t;
 constexpr cudaError_t cudaSuccess = 0;
 constexpr cudaError_t cudaErrorInvalidValue = 1;
+constexpr cudaError_t cudaErrorLaunchOutOfResources = 701;
 constexpr cudaError_t cudaErrorNotSupported = 801;
 typedef void* cudaStream_t;
 enum cudaDeviceAttr {
@@ -55,7 +56,11 @@ unsigned __ballot_sync(unsigned mask, int predicate);
 cudaError_t cudaGetDevice(int* dev);
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int dev);
 cudaError_t cudaGetLastError();
+const char* cudaGetErrorString(cudaError_t err);
 namespace attnopt_emu {
+// The next cudaGetLastError() returns err once (a launch that failed on a
+// device), so the error's way to the caller can be tested.
+void fail_next_launch(cudaError_t err);
 // Records a kernel's dynamic shared memory opt-in (checked by the next launch).
 cudaError_t set_max_dynamic_smem(int bytes);
 }  // namespace attnopt_emu
