@@ -135,6 +135,33 @@ inline void run_hostile_abi(const char* where, const FlashCall& flash, const Win
                                 std::to_string(nk),
                      rc, d.o, d.reference(causal_window(nq, nk, w)), tol);
   }
+  // The same windows with rows that see no key handled literally (issue 34):
+  // the empty-row pass read the caller's window, overflowed on INT64_MAX and
+  // read the mask at a wild address (ASan) or looped from near -2^63. Rows
+  // above the first key get zeros (literal, zero when all -inf), as in the
+  // reference; an all-true bool mask (broadcast over heads) changes nothing.
+  for (auto [nq, nk, w] : {std::tuple<int64_t, int64_t, int64_t>{101, 70, kMax}, {133, 70, kMax},
+                           {102, 70, kMax - 1}, {20, 45, kMax}})
+    for (bool masked : {false, true}) {
+      FlashData d(1, 2, 1, nq, nk, 8, 8);
+      d.p.causal = 1;
+      d.p.window = w;
+      d.p.empty_rows = ATTNOPT_EMPTY_LITERAL_ZERO;
+      d.p.causal_fill = -INFINITY;
+      d.p.mask_fill = -INFINITY;
+      std::vector<uint8_t> mask(static_cast<size_t>(nq * nk), 1);
+      if (masked) {
+        d.p.mask_type = ATTNOPT_MASK_BOOL;
+        d.p.mask = mask.data();
+        const int64_t ms[4] = {0, 0, nk, 1};
+        std::memcpy(d.p.mask_stride, ms, sizeof ms);
+      }
+      const int rc = flash(&d.p);
+      expect_reference(where,
+                       "flash causal window " + std::to_string(w) + ", Nq " + std::to_string(nq) + ", Nk " +
+                           std::to_string(nk) + ", empty rows literal" + (masked ? ", bool mask" : ""),
+                       rc, d.o, d.reference(causal_window(nq, nk, w)), tol);
+    }
   {
     FlashData d(1, 2, 2, 0, 9, 8, 8);  // no queries: an empty output, nothing to do
     EXPECT_TRUE(flash(&d.p) == ATTNOPT_OK, "%s flash Nq 0: status", where);
