@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"runtime"
@@ -166,6 +167,12 @@ func TestFlashAttentionMatchesNaive(t *testing.T) {
 		tc{name: "window_int64max-1_Nq<Nk_additive", B: 1, Hq: 2, Hkv: 2, Nq: 20, Nk: 45, Dqk: 8, Dv: 8, causal: true, window: math.MaxInt64 - 1, emptyRows: 1, mask: addMask},
 		tc{name: "softcap_0.5_plain", B: 2, Hq: 2, Hkv: 2, Nq: 37, Nk: 70, Dqk: 32, Dv: 32, softcap: 0.5},
 	)
+	// Every finite cap (issue 34: the kernels' tanh cancelled for large caps
+	// and gave NaN at FLT_MAX), with an additive mask; the float64
+	// reference's c·tanh(s/c) keeps s/c normal even at FLT_MAX.
+	for _, cap := range []float64{1e-3, 0.1, 30, 50, 100, 1e5, 1e8, 1e10, 1e20, 1e30, math.MaxFloat32} {
+		cases = append(cases, tc{name: fmt.Sprintf("softcap_%g_additive", cap), B: 1, Hq: 2, Hkv: 1, Nq: 33, Nk: 70, Dqk: 16, Dv: 8, mask: addMask, softcap: cap})
+	}
 	for _, c := range cases {
 		name := c.name
 		if c.Dqk == c.Dv {
