@@ -58,6 +58,7 @@ struct Case {
   double scale = 0.5;
   bool causal = false;
   int64_t sliding = 0;
+  double softcap = 0;
   std::vector<int64_t> grid, win, shift;
 };
 
@@ -96,7 +97,7 @@ std::vector<double> reference(const Case& c, const std::vector<float>& q, const 
     };
   }
   return reference_attention({Q.b, Q.h, K.h, Q.n, K.n, Q.d, V.d}, get(q, Q), get(k, K), get(v, V), c.scale, nullptr,
-                             admit);
+                             admit, c.softcap);
 }
 
 void run_case(Runner& run, const Case& c, int index) {
@@ -249,6 +250,12 @@ std::vector<Case> flash_cases() {
       c.back().attrs.push_back(i("empty_rows", 2));
       if (masked) c.back().mask = {{1, 1, nq, nk}, onnx_proto::BOOL};
     }
+  // Caps far above the scores (issue 34): 0.99 off from 1e10, NaN at FLT_MAX.
+  for (float cap : {1e10f, std::numeric_limits<float>::max()}) {
+    c.push_back({"softcap " + std::to_string(cap).substr(0, 12), false, {f("scale", 0.5f), f("softcap", cap)}, q, kv, kv,
+                 {}, Expect::Reference, ""});
+    c.back().softcap = cap;
+  }
   // Shapes: refused at Run, naming the node.
   auto shapes = [&](std::string name, Tensor4 qq, Tensor4 kk, Tensor4 vv, Tensor4 m, std::string want) {
     c.push_back({name, false, {f("scale", 0.5f)}, qq, kk, vv, m, Expect::Run, want});
