@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"runtime"
@@ -110,6 +111,7 @@ func TestFlashAttentionMatchesNaive(t *testing.T) {
 		causal                      bool
 		window                      int // with causal: sliding_window
 		softcap                     float64
+		emptyRows                   int // empty_rows attribute (0: absent)
 	}
 	boolMask := func(rng *rand.Rand, B, Hq, Nq, Nk int) *Tensor {
 		m := NewTensor(graph.Bool, []int{1, 1, Nq, Nk})
@@ -157,8 +159,20 @@ func TestFlashAttentionMatchesNaive(t *testing.T) {
 		tc{name: "softcap_0.3_bool", B: 1, Hq: 3, Hkv: 3, Nq: 66, Nk: 66, Dqk: 8, Dv: 8, mask: boolMask, softcap: 0.3},
 		tc{name: "softcap_2_additive_gqa", B: 2, Hq: 6, Hkv: 2, Nq: 17, Nk: 40, Dqk: 16, Dv: 8, mask: addMask, softcap: 2},
 		tc{name: "softcap_50_causal", B: 1, Hq: 2, Hkv: 1, Nq: 70, Nk: 90, Dqk: 4, Dv: 4, causal: true, softcap: 50},
+		// Unbounded windows (issue 34): i+off-window wrapped with INT64_MAX
+		// and dropped every key; the runtime clamps the window to Nk.
+		tc{name: "window_int64max_Nq>Nk", B: 1, Hq: 2, Hkv: 1, Nq: 101, Nk: 70, Dqk: 8, Dv: 8, causal: true, window: math.MaxInt64},
+		tc{name: "window_int64max_Nq>Nk_empty_rows", B: 1, Hq: 2, Hkv: 1, Nq: 101, Nk: 70, Dqk: 8, Dv: 8, causal: true, window: math.MaxInt64, emptyRows: 2},
+		tc{name: "window_int64max_Nq>Nk_bool_empty_rows", B: 1, Hq: 2, Hkv: 1, Nq: 101, Nk: 70, Dqk: 8, Dv: 8, causal: true, window: math.MaxInt64, emptyRows: 2, mask: boolMask},
+		tc{name: "window_int64max-1_Nq<Nk_additive", B: 1, Hq: 2, Hkv: 2, Nq: 20, Nk: 45, Dqk: 8, Dv: 8, causal: true, window: math.MaxInt64 - 1, emptyRows: 1, mask: addMask},
 		tc{name: "softcap_0.5_plain", B: 2, Hq: 2, Hkv: 2, Nq: 37, Nk: 70, Dqk: 32, Dv: 32, softcap: 0.5},
 	)
+	// Every finite cap (issue 34: the kernels' tanh cancelled for large caps
+	// and gave NaN at FLT_MAX), with an additive mask; the float64
+	// reference's c·tanh(s/c) keeps s/c normal even at FLT_MAX.
+	for _, cap := range []float64{1e-3, 0.1, 30, 50, 100, 1e5, 1e8, 1e10, 1e20, 1e30, math.MaxFloat32} {
+		cases = append(cases, tc{name: fmt.Sprintf("softcap_%g_additive", cap), B: 1, Hq: 2, Hkv: 1, Nq: 33, Nk: 70, Dqk: 16, Dv: 8, mask: addMask, softcap: cap})
+	}
 	for _, c := range cases {
 		name := c.name
 		if c.Dqk == c.Dv {
@@ -180,11 +194,14 @@ func TestFlashAttentionMatchesNaive(t *testing.T) {
 			if c.softcap > 0 {
 				at["softcap"] = c.softcap
 			}
+			if c.emptyRows > 0 {
+				at["empty_rows"] = c.emptyRows
+			}
 			var allowed func(b, h, i, j int) bool
 			if c.causal {
 				at["causal"] = 1
-				allowed = func(b, h, i, j int) bool {
-					return j <= i+c.Nk-c.Nq && (c.window == 0 || j > i+c.Nk-c.Nq-c.window)
+				allowed = func(b, h, i, j int) bool { // in float64: windows near MaxInt64
+					return j <= i+c.Nk-c.Nq && (c.window == 0 || float64(j) > float64(i+c.Nk-c.Nq)-float64(c.window))
 				}
 				if c.window > 0 {
 					at["sliding_window"] = c.window

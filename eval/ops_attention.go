@@ -95,7 +95,10 @@ func opFlashAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 	if vs.Int(opdef.AttrCausal) == 1 {
 		sp.causal = true
 		sp.causalOff = sameCausalOff(sp.B, sp.Nk-sp.Nq)
-		sp.window = int(vs.Int(opdef.AttrSlidingWindow))
+		// Clamped to Nk once, here, as the kernels do (kernels/src/common/params.h):
+		// a wider window admits no more keys, and i+off-window, which with
+		// INT64_MAX wrapped and dropped every key (issue 34), stays in range.
+		sp.window = int(min(vs.Int(opdef.AttrSlidingWindow), int64(sp.Nk)))
 	}
 	if m != nil {
 		if len(m.Shape) > 4 {

@@ -46,6 +46,7 @@ struct Shape {
   bool causal;
   attnopt_dtype dtype;
   int64_t quick_nq, quick_nk;  // --quick sizes
+  float softcap = 0;            // > 0: Gemma 2's score cap
 };
 
 // The regression table (kernels/README.md "CPU regression benchmark").
@@ -61,6 +62,9 @@ const Shape kShapes[] = {
     {"tiny vit h4 d16 N17", 1, 4, 4, 17, 17, 16, 16, Mask::kNone, false, ATTNOPT_F32, 17, 17},
     {"decode 32/8 d128 Nk4096", 1, 32, 8, 1, 4096, 128, 128, Mask::kNone, false, ATTNOPT_F32, 1, 4096},
     {"decode 32/8 d128 Nk32768", 1, 32, 8, 1, 32768, 128, 128, Mask::kNone, false, ATTNOPT_F32, 1, 8192},
+    // Gemma 2's attention softcap (50) and its final-logit value (30) on the score path.
+    {"gemma softcap 50 causal 8/4 d256 N2048", 1, 8, 4, 2048, 2048, 256, 256, Mask::kNone, true, ATTNOPT_F32, 256, 256, 50.0f},
+    {"softcap 30 h4 d128 N4096", 1, 4, 4, 4096, 4096, 128, 128, Mask::kNone, false, ATTNOPT_F32, 512, 512, 30.0f},
 };
 
 double now(bool wall) {
@@ -130,6 +134,7 @@ attnopt_flash_params make(const Shape& s, bool quick, Buffers& bu) {
   contiguous(s.hq, nq, s.dv, p.o_stride);
   p.scale = 1.0f / std::sqrt(static_cast<float>(s.dqk));
   p.causal = s.causal;
+  p.softcap = s.softcap;
   if (s.mask == Mask::kBoolFull) {  // (1, 1, Nq, Nk), 70 % attend, as the seed model
     bu.mask.resize(nq * nk);
     for (auto& m : bu.mask) m = (rng.next() >> 33) % 10 < 7;

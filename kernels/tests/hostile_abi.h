@@ -60,7 +60,7 @@ struct FlashData {
       return [=](int64_t b, int64_t hh, int64_t i, int64_t e) { return x[((b * h + hh) * n + i) * d + e]; };
     };
     return reference_attention({B, Hq, Hkv, Nq, Nk, D, Dv}, get(q, Hq, Nq, D), get(k, Hkv, Nk, D), get(v, Hkv, Nk, Dv),
-                               p.scale, nullptr, admit);
+                               p.scale, nullptr, admit, p.softcap);
   }
 };
 
@@ -134,6 +134,42 @@ inline void run_hostile_abi(const char* where, const FlashCall& flash, const Win
     expect_reference(where, "flash causal window " + std::to_string(w) + ", Nq " + std::to_string(nq) + ", Nk " +
                                 std::to_string(nk),
                      rc, d.o, d.reference(causal_window(nq, nk, w)), tol);
+  }
+  // The same windows with rows that see no key handled literally (issue 34):
+  // the empty-row pass read the caller's window, overflowed on INT64_MAX and
+  // read the mask at a wild address (ASan) or looped from near -2^63. Rows
+  // above the first key get zeros (literal, zero when all -inf), as in the
+  // reference; an all-true bool mask (broadcast over heads) changes nothing.
+  for (auto [nq, nk, w] : {std::tuple<int64_t, int64_t, int64_t>{101, 70, kMax}, {133, 70, kMax},
+                           {102, 70, kMax - 1}, {20, 45, kMax}})
+    for (bool masked : {false, true}) {
+      FlashData d(1, 2, 1, nq, nk, 8, 8);
+      d.p.causal = 1;
+      d.p.window = w;
+      d.p.empty_rows = ATTNOPT_EMPTY_LITERAL_ZERO;
+      d.p.causal_fill = -INFINITY;
+      d.p.mask_fill = -INFINITY;
+      std::vector<uint8_t> mask(static_cast<size_t>(nq * nk), 1);
+      if (masked) {
+        d.p.mask_type = ATTNOPT_MASK_BOOL;
+        d.p.mask = mask.data();
+        const int64_t ms[4] = {0, 0, nk, 1};
+        std::memcpy(d.p.mask_stride, ms, sizeof ms);
+      }
+      const int rc = flash(&d.p);
+      expect_reference(where,
+                       "flash causal window " + std::to_string(w) + ", Nq " + std::to_string(nq) + ", Nk " +
+                           std::to_string(nk) + ", empty rows literal" + (masked ? ", bool mask" : ""),
+                       rc, d.o, d.reference(causal_window(nq, nk, w)), tol);
+    }
+  // Caps far above the scores (issue 34): the CPU tiles' tanh cancelled (0.99
+  // rel L2 from 1e10, NaN at FLT_MAX, where log2(e) c overflowed).
+  for (float cap : {1e10f, std::numeric_limits<float>::max()}) {
+    FlashData d(1, 2, 1, 20, 33, 8, 8);
+    d.p.softcap = cap;
+    d.p.causal = 1;
+    expect_reference(where, "flash softcap " + std::to_string(cap).substr(0, 12) + ", causal", flash(&d.p), d.o,
+                     d.reference(causal_window(20, 33, 0)), tol);
   }
   {
     FlashData d(1, 2, 2, 0, 9, 8, 8);  // no queries: an empty output, nothing to do

@@ -4,11 +4,14 @@
 // set this processor supports (generic, AVX2, AVX-512); "exp" checks each
 // set's vector exp against std::exp; "threads" the persistent thread pool. Usage: test_cpu [flash|window|exp|threads|args|hostile|all]
 #include <atomic>
+#include <cfloat>
 #include <chrono>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "cpu/attention_core.h"
 #include "cpu/cpu_isa.h"
@@ -287,6 +290,23 @@ void test_flash() {
     c.name = "softcap 1, causal Nq 3 < Nk 5000 (split-K), Dv 2";
     c.softcap = 1; c.causal = true; c.Nq = 3; c.Nk = 5000; c.Dqk = 8; c.Dv = 2;
     run_flash(c);
+    // Every finite cap against the float64 reference (issue 34): tanh as
+    // (1 - u) / (1 + u) cancelled for large caps (7e-4 off at 1e5, uniform
+    // attention from 1e10, NaN at FLT_MAX). Scale 1 keeps |s / c| tiny for
+    // large caps; scale 5 puts scores of cap 70 past c / 4 (the wide form's
+    // other branch). (Scores near a large cap are ill-conditioned in
+    // float32 with or without one: their own rounding is |s| * 6e-8.)
+    for (auto [cap, scale] : std::initializer_list<std::pair<double, double>>{
+             {1e-3, 1}, {0.1, 1}, {30, 1}, {50, 4}, {64, 1}, {65, 1}, {70, 5}, {100, 1}, {1e3, 1}, {1e5, 1},
+             {1e8, 1}, {1e10, 1}, {1e20, 1}, {1e30, 1}, {FLT_MAX, 1}}) {
+      c = FlashCase{};
+      c.dtype = t;
+      c.name = "softcap " + std::to_string(cap).substr(0, 12) + ", scale " + std::to_string(scale).substr(0, 8) +
+               ", additive (1,1,Nq,Nk)";
+      c.softcap = cap; c.scale = scale; c.Nq = 37; c.Nk = 70;
+      c.mask = MaskKind::Additive; c.mask_shape = {1, 1, 37, 70};
+      run_flash(c);
+    }
   }
   // Layout and mask-shape variety, f32 only (the dtype does not change indexing).
   FlashCase c;

@@ -12,6 +12,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 
 #include "onnx_proto.h"
 #include "ort_runner.h"
@@ -57,6 +58,7 @@ struct Case {
   double scale = 0.5;
   bool causal = false;
   int64_t sliding = 0;
+  double softcap = 0;
   std::vector<int64_t> grid, win, shift;
 };
 
@@ -95,7 +97,7 @@ std::vector<double> reference(const Case& c, const std::vector<float>& q, const 
     };
   }
   return reference_attention({Q.b, Q.h, K.h, Q.n, K.n, Q.d, V.d}, get(q, Q), get(k, K), get(v, V), c.scale, nullptr,
-                             admit);
+                             admit, c.softcap);
 }
 
 void run_case(Runner& run, const Case& c, int index) {
@@ -236,6 +238,24 @@ std::vector<Case> flash_cases() {
   window_ref("sliding_window INT64_MAX - 1, Nq 20 < Nk 45", 20, 45, kMax - 1);
   window_ref("sliding_window Nk + 1, Nq 130 > Nk 67", 130, 67, 68);
   window_ref("sliding_window 5, Nq 90 > Nk 70", 90, 70, 5);
+  // The same with empty_rows literal_zero (rows above the first key: zeros,
+  // as the reference), with and without an all-true bool mask: the empty-row
+  // pass used the unclamped window (signed overflow, a wild mask read, or a
+  // key loop from near -2^63; issue 34).
+  for (bool masked : {false, true})
+    for (auto [nq, nk, w] : {std::tuple<int64_t, int64_t, int64_t>{101, 70, kMax}, {102, 70, kMax - 1}, {20, 45, kMax}}) {
+      window_ref("sliding_window " + std::to_string(w) + ", Nq " + std::to_string(nq) + ", Nk " + std::to_string(nk) +
+                     ", empty_rows 2" + (masked ? ", bool mask" : ""),
+                 nq, nk, w);
+      c.back().attrs.push_back(i("empty_rows", 2));
+      if (masked) c.back().mask = {{1, 1, nq, nk}, onnx_proto::BOOL};
+    }
+  // Caps far above the scores (issue 34): 0.99 off from 1e10, NaN at FLT_MAX.
+  for (float cap : {1e10f, std::numeric_limits<float>::max()}) {
+    c.push_back({"softcap " + std::to_string(cap).substr(0, 12), false, {f("scale", 0.5f), f("softcap", cap)}, q, kv, kv,
+                 {}, Expect::Reference, ""});
+    c.back().softcap = cap;
+  }
   // Shapes: refused at Run, naming the node.
   auto shapes = [&](std::string name, Tensor4 qq, Tensor4 kk, Tensor4 vv, Tensor4 m, std::string want) {
     c.push_back({name, false, {f("scale", 0.5f)}, qq, kk, vv, m, Expect::Run, want});

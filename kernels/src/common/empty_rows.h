@@ -27,7 +27,7 @@ struct EmptyRows {
   float float_floor;      // a float mask value <= this hides the key
   bool causal;
   int64_t causal_offset;  // Nk - Nq
-  int64_t window;
+  int64_t window;         // clamped to Nk by the entry points (common/params.h)
 };
 
 // The fix-up pass can change a row only when it may see no key: some mask,

@@ -17,6 +17,16 @@ inline int64_t effective_window(const attnopt_flash_params& p) {
   return p.window > p.len_k ? p.len_k : p.window;
 }
 
+// The parameters every consumer reads (tiles, empty rows, CPU and CUDA),
+// made once by the C ABI entry points after attnopt_flash_params_check: the
+// window clamped, so no consumer sees the caller's unbounded value (the
+// empty-row pass overflowed on a window of INT64_MAX, issue 34).
+inline attnopt_flash_params clamped_params(const attnopt_flash_params& p) {
+  attnopt_flash_params c = p;
+  c.window = effective_window(p);
+  return c;
+}
+
 }  // namespace attnopt
 
 #endif  // ATTNOPT_COMMON_PARAMS_H_

@@ -12,6 +12,7 @@
 
 #include "common/empty_rows.h"
 #include "common/numeric.h"
+#include "common/softcap.h"
 #include "cpu/attention_core.h"
 #include "cpu/empty_rows.h"
 #include "cpu/thread_pool.h"
@@ -67,7 +68,7 @@ void literal_row(const attnopt_flash_params& p, const EmptyRows& e, int64_t b, i
     float dot = 0;
     for (int64_t c = 0; c < p.dim_qk; ++c) dot += r.q[c] * r.k[c];
     float x = dot * p.scale;
-    if (p.softcap > 0.0f) x = p.softcap * std::tanh(x / p.softcap);  // before the mask terms
+    if (p.softcap > 0.0f) x = softcap_value(x, p.softcap);  // before the mask terms
     const float s = round_to(p.fill_dtype, x);
     const float a = round_to(p.fill_dtype, s + literal_term(e, p.mask_type, r.mask[j], i, j));
     r.s[j] = a;

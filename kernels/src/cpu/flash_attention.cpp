@@ -53,11 +53,11 @@ CoreProblem make_core(const attnopt_flash_params& p) {
   c.mask = p.mask;
   c.causal = p.causal != 0;
   c.causal_offset = p.len_k - p.len_q;
-  // Clamped to Nk (common/params.h), so the tile bounds cannot overflow; a
-  // window of Nk keys or more excludes nothing the causal limit admits
-  // (query i's first key would be i + Nk - Nq - W + 1 <= 0): plain causal.
-  const int64_t window = effective_window(p);
-  c.window = window < p.len_k ? window : 0;
+  // p.window is clamped to Nk (clamped_params, common/params.h), so the tile
+  // bounds cannot overflow; a window of Nk keys excludes nothing the causal
+  // limit admits (query i's first key would be i + Nk - Nq - W + 1 <= 0):
+  // plain causal.
+  c.window = p.window < p.len_k ? p.window : 0;
   c.softcap = p.softcap;
   return c;
 }
@@ -108,10 +108,12 @@ void run_items(int64_t items, double work, std::vector<CoreScratch>& scratch, co
 }  // namespace
 }  // namespace attnopt
 
-extern "C" int attnopt_cpu_flash_attention_fwd(const attnopt_flash_params* p) {
+extern "C" int attnopt_cpu_flash_attention_fwd(const attnopt_flash_params* caller) {
   using namespace attnopt;
-  const int status = attnopt_flash_params_check(p);
+  const int status = attnopt_flash_params_check(caller);
   if (status != ATTNOPT_OK) return status;
+  const attnopt_flash_params clamped = clamped_params(*caller);  // every use below reads these
+  const attnopt_flash_params* p = &clamped;
   if (p->len_q == 0) return ATTNOPT_OK;
   const CoreProblem core = make_core(*p);
   const WorkSplit w = plan(*p);

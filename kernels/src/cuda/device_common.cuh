@@ -10,6 +10,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include "common/softcap.h"
 #include "common/window_geometry.h"
 
 // Kernel launch and dynamic shared memory, spelled through macros so the
@@ -55,8 +56,8 @@ struct KernelArgs {
   float softcap;  // > 0: scaled scores s become softcap * tanhf(s / softcap) before the mask
 };
 
-// The softcap of a scaled score (FlashAttention's softcap attribute).
-__device__ __forceinline__ float soft_cap(float s, float c) { return c * tanhf(s / c); }
+// The softcap of a scaled score (FlashAttention's softcap attribute; common/softcap.h).
+__device__ __forceinline__ float soft_cap(float s, float c) { return softcap_value(s, c); }
 
 template <typename T> __device__ __forceinline__ float to_float(T x);
 template <> __device__ __forceinline__ float to_float<float>(float x) { return x; }

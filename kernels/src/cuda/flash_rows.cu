@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(kRowsPerBlock * 32) flash_rows_kernel(RowArgs 
     float dot = 0.0f;
     for (int c = 0; c < a.dqk; ++c) dot += to_float<T>(q[c * a.qs[3]]) * to_float<T>(k[c * a.ks[3]]);
     float x = dot * a.scale;
-    if (a.softcap > 0.0f) x = a.softcap * tanhf(x / a.softcap);  // before the mask terms
+    if (a.softcap > 0.0f) x = soft_cap(x, a.softcap);  // before the mask terms
     const float s = round_as(r.fill_dtype, x);
     const float m = mask_value(a.mask_type, a.mask, moff + j * a.ms[3]);
     return round_as(r.fill_dtype, s + literal_term(e, a.mask_type, m, i, j));

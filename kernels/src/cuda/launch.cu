@@ -91,11 +91,13 @@ extern "C" {
 
 int attnopt_has_cuda(void) { return 1; }
 
-int attnopt_cuda_flash_attention_fwd(const attnopt_flash_params* p, void* stream) {
+int attnopt_cuda_flash_attention_fwd(const attnopt_flash_params* caller, void* stream) {
   using namespace attnopt::cuda;
   last_error = cudaSuccess;
-  const int checked = attnopt_flash_params_check(p);
+  const int checked = attnopt_flash_params_check(caller);
   if (checked != ATTNOPT_OK) return checked;
+  const attnopt_flash_params clamped = attnopt::clamped_params(*caller);  // the kernels and the row pass read these
+  const attnopt_flash_params* p = &clamped;
   KernelArgs a{};
   a.q = p->q.data;
   a.k = p->k.data;
@@ -116,7 +118,7 @@ int attnopt_cuda_flash_attention_fwd(const attnopt_flash_params* p, void* stream
   if (p->mask_type != ATTNOPT_MASK_NONE) copy4(a.ms, p->mask_stride);  // else unchecked: left 0
   a.causal = p->causal != 0;
   a.causal_offset = p->len_k - p->len_q;
-  a.sliding = attnopt::effective_window(*p);  // clamped to Nk: the kernels' bounds cannot overflow
+  a.sliding = p->window;  // clamped to Nk: the kernels' bounds cannot overflow
   a.softcap = p->softcap;
   a.q_vec = vec_ok(a.q, a.qs, a.dqk);
   a.k_vec = vec_ok(a.k, a.ks, a.dqk);
