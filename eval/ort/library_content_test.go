@@ -1,7 +1,6 @@
 package ort
 
 import (
-	"os"
 	"reflect"
 	"testing"
 )
@@ -41,13 +40,15 @@ func TestParseLibraryContent(t *testing.T) {
 	}
 }
 
-// The library CI built (ATTNOPT_CUSTOM_OPS) answers both build-info
+// The library CI built ($ATTNOPT_CUSTOM_OPS, or kernels/build in the
+// development mode scripts/test.sh sets) answers both build-info
 // functions; its CPU kernels always include the generic ones.
 func TestReadLibraryContent(t *testing.T) {
-	path := os.Getenv("ATTNOPT_CUSTOM_OPS")
-	if path == "" {
-		t.Skip("ATTNOPT_CUSTOM_OPS not set (the custom-op library kernels/ci.sh builds)")
+	found, err := LocateCustomOps("")
+	if err != nil {
+		t.Skipf("no custom-op library (the one kernels/ci.sh builds): %v", err)
 	}
+	path := found.Path
 	c, err := ReadLibraryContent(path)
 	if err != nil {
 		t.Fatal(err)
