@@ -117,6 +117,11 @@ else
 fi
 echo "CPU A/B: $(( $(stamp) - t0 ))s"
 
+# The one-lease device check's flow (kernels/bench/lease.sh, its header)
+# on a synthetic bundle: seconds, no GPU, no download.
+echo "== kernels: GPU lease rehearsal"
+bash "$here/bench/lease.sh" rehearse
+
 echo "== kernels: CUDA 13 toolkit"
 t0=$(stamp)
 cuda_root="$(bash "$here/scripts/install-cuda.sh")"

@@ -47,6 +47,11 @@ chmod 755 "$capi"/*.so
 # The H200 loads only the sm_90 entries (byte for byte the wheel's); the
 # others' zeros keep the whole in two pieces. CI loads the full library.
 python3 "$root/kernels/bench/fatbin_trim.py" "$lib" --keep 90 -o "$stage/attnopt/libattnopt_ort.so" >"$stage/attnopt/fatbin.txt"
+# The C ABI library too (gpu_check.py, hopper_bench.py): lease.sh's call 1
+# runs the tensor-core checks with it before the rest of the bundle arrives.
+clib="$(dirname "$lib")/libattnopt.so"
+[[ -f "$clib" ]] || { echo "no $clib beside $lib" >&2; exit 1; }
+python3 "$root/kernels/bench/fatbin_trim.py" "$clib" --keep 90 -o "$stage/attnopt/libattnopt.so" >>"$stage/attnopt/fatbin.txt"
 # ORT's C API header, for gpu_check.sh's build of the ORT library there.
 mkdir -p "$stage/include"
 (cd "$root" && go mod download github.com/yalue/onnxruntime_go@v1.27.0)
@@ -83,7 +88,8 @@ f=ctypes.CDLL(sys.argv[1]).attnopt_ort_build_info; f.restype=ctypes.c_char_p; pr
 # One xz stream, cut into pieces; the lease script checks each piece's hash
 # and the whole stream's before it unpacks.
 rm -f "$dest"/bundle.part* "$dest"/bundle.sha256
-tar -C "$stage" -cf - BUNDLE.txt attnopt include models site | xz -9e -T2 >"$work/bundle.tar.xz"
+# attnopt/libattnopt.so first: piece 0 alone decodes to it (lease.sh call1).
+tar -C "$stage" -cf - attnopt/libattnopt.so attnopt/libattnopt_ort.so attnopt/fatbin.txt BUNDLE.txt include models site | xz -9e -T2 >"$work/bundle.tar.xz"
 # As few pieces as a call allows, of equal size: each call carries one, and
 # the tracked tree (which grows with the fixtures) travels with it, 64 MiB
 # in all; 1 MiB is left spare.
@@ -95,7 +101,16 @@ if [ "$max" -lt $((8 * 1048576)) ]; then
   echo "ort_gpu_bundle: the tracked tree is $((tree / 1048576)) MiB; a device call has no room for a piece" >&2
   exit 1
 fi
+if [ "$tree" -gt $((44 * 1048576)) ]; then
+  echo "ort_gpu_bundle: the tracked tree is $((tree / 1024)) KiB, over 44 MiB: no room for a piece" >&2
+  exit 1
+fi
 n=$(( (size + max - 1) / max ))
+if [ "$n" -gt 2 ]; then
+  # lease.sh carries piece 0 in call 1 and piece 1 in call 2, nothing more.
+  echo "ort_gpu_bundle: $((size / 1048576)) MiB needs $n pieces of at most $((max / 1048576)) MiB; lease.sh takes 2" >&2
+  exit 1
+fi
 split -b $(( (size + n - 1) / n )) -d -a 1 "$work/bundle.tar.xz" "$dest/bundle.part"
 (cd "$dest" && sha256sum bundle.part* >bundle.sha256 && echo "$(sha256sum <"$work/bundle.tar.xz" | cut -d' ' -f1)  bundle.tar.xz" >>bundle.sha256)
 rm -rf "$stage"

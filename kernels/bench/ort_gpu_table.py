@@ -157,9 +157,15 @@ def one(model, lib, ep, out_npy):
     so.log_severity_level = 3
     if lib:
         so.register_custom_ops_library(lib)
-    provs = ["CUDAExecutionProvider", "CPUExecutionProvider"] if ep == "cuda" else ["CPUExecutionProvider"]
+    # kSameAsRequested: the arena grows by what each allocation asks, not by
+    # doubling, so the peak device memory is the model's, not the arena's.
+    cuda = ("CUDAExecutionProvider", {"arena_extend_strategy": "kSameAsRequested"})
+    provs = [cuda, "CPUExecutionProvider"] if ep == "cuda" else ["CPUExecutionProvider"]
     with peak:
         sess = ort.InferenceSession(model, so, providers=provs)
+        if ep == "cuda" and sess.get_providers()[0] != "CUDAExecutionProvider":
+            # ORT falls back to the CPU with only a warning: a CPU row would pass as a GPU one.
+            raise SystemExit(f"{model}: the CUDA EP did not load (providers {sess.get_providers()})")
         x = feeds(sess, 7)
         dev = "cuda" if ep == "cuda" else "cpu"
         bind = sess.io_binding()
