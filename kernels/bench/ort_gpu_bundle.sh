@@ -106,9 +106,13 @@ if [ "$tree" -gt $((44 * 1048576)) ]; then
   exit 1
 fi
 n=$(( (size + max - 1) / max ))
-if [ "$n" -gt 2 ]; then
-  # lease.sh carries piece 0 in call 1 and piece 1 in call 2, nothing more.
-  echo "ort_gpu_bundle: $((size / 1048576)) MiB needs $n pieces of at most $((max / 1048576)) MiB; lease.sh takes 2" >&2
+# lease.sh carries piece 0 in call 1 and piece 1 in call 2, nothing more.
+# Until the class trim of ORT's fatbin lands (issue 35), today's ORT needs
+# 3: ORT_GPU_BUNDLE_MAX_PIECES=3 makes them for the older two-lease scripts
+# (ort_gpu_lease.sh, hopper_lease.sh).
+max_pieces="${ORT_GPU_BUNDLE_MAX_PIECES:-2}"
+if [ "$n" -gt "$max_pieces" ]; then
+  echo "ort_gpu_bundle: $((size / 1048576)) MiB needs $n pieces of at most $((max / 1048576)) MiB; lease.sh takes $max_pieces (ORT_GPU_BUNDLE_MAX_PIECES)" >&2
   exit 1
 fi
 split -b $(( (size + n - 1) / n )) -d -a 1 "$work/bundle.tar.xz" "$dest/bundle.part"
