@@ -10,15 +10,56 @@ compress to nothing. (Used by ort_gpu_bundle.sh to make onnxruntime-gpu's
 CUDA provider small enough to carry to a lent H200; whether the runtime
 accepts the result is what ort_gpu_lease.sh checks first.)
 
+`--drop-classes` (with --keep) also zeroes the kept architecture's entries
+whose kernels all serve op families no device check launches (FAMILIES
+below: MoE, quantised GEMM/GEMV, decoder-only attention). An entry is one
+CUDA translation unit, so one op family in ONNX Runtime's build. This relies
+on CUDA's lazy module loading (lease.sh exports CUDA_MODULE_LOADING=LAZY):
+a module is read when one of its kernels first runs, so a zeroed one that
+is launched fails with an invalid-image error, never silently. Entries are
+zstd-compressed cubins; reading their kernel names needs the zstandard
+module (pip install zstandard).
+
 Usage: fatbin_trim.py LIB                      # per-architecture sizes
        fatbin_trim.py LIB --keep 90 -o OUT     # write the trimmed copy
+       fatbin_trim.py LIB --keep 90 --drop-classes -o OUT   # and the families
 """
 import argparse
+import re
 import struct
 import sys
 
 MAGIC = 0xBA55ED50
 KIND = {1: "ptx", 2: "sass"}
+ZSTD = b"\x28\xb5\x2f\xfd"
+
+# Op families lease.sh never launches, as data: (name, one, every). An entry
+# is dropped when one of its kernel names matches `one` (a name only that
+# family's sources produce) or every name matches `every`.
+FAMILIES = [
+    ("moe", rb"moe_gemm|MoeFCGemm|GroupProblemShape|[Ee]xpert[A-Z]",
+     rb"[Mm]oe|[Ee]xpert"),
+    ("quantised gemm/gemv", rb"fpA_intB",
+     rb"fpA_intB|[Ii]nt4|[Nn][Bb]its|[Dd]equant|fp8|e4m3|e5m2|fp4|gemv"),
+    ("decoder attention", rb"xqa|DecoderMaskedMultiHead|masked_multihead",
+     rb"xqa|[Mm]asked_multihead|DecoderMaskedMultiHead|[Pp]aged|BlockSparse|[Ss]parse[A-Z_]"),
+]
+# Never dropped, whatever else the entry holds: what ORT's Attention-23,
+# MultiHeadAttention and the table's original graphs run (softmax, the
+# flash and memory-efficient attention kernels, GEMM epilogues, elementwise).
+KEEP = rb"[Ss]oftmax|flash_fwd|AttentionKernel|[Tt]ranspose|[Ee]lementwise|[Rr]educe|[Cc]ast"
+KERNEL = re.compile(rb"_Z[A-Za-z0-9_]{8,300}")
+
+
+def family(cubin_names):
+    """The dropped family an entry's kernels belong to, or None to keep it."""
+    if not cubin_names or any(re.search(KEEP, n) for n in cubin_names):
+        return None
+    joined = b" ".join(cubin_names)
+    for name, one, every in FAMILIES:
+        if re.search(one, joined) or all(re.search(every, n) for n in cubin_names):
+            return name
+    return None
 
 
 def section(data, name):
@@ -57,8 +98,20 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("lib")
     ap.add_argument("--keep", type=int, help="architecture to keep (e.g. 90); the others' payloads are zeroed")
+    ap.add_argument("--drop-classes", action="store_true",
+                    help="with --keep: also zero the kept architecture's entries of FAMILIES")
     ap.add_argument("-o", "--out", help="trimmed copy (with --keep)")
     a = ap.parse_args()
+    if a.drop_classes and a.keep is None:
+        raise SystemExit("--drop-classes needs --keep")
+    unzstd = None
+    if a.drop_classes:
+        try:
+            import zstandard
+        except ImportError:
+            raise SystemExit("--drop-classes reads compressed cubins: pip install zstandard")
+        unzstd = zstandard.ZstdDecompressor()
+    dropped = {}
     data = bytearray(open(a.lib, "rb").read())
     sec = section(data, ".nv_fatbin")
     if sec is None:
@@ -70,6 +123,12 @@ def main():
         if a.keep is not None and arch != a.keep:
             data[off:off + n] = bytes(n)
             zeroed += n
+        elif unzstd is not None and kind == 2 and data[off:off + 4] == ZSTD:
+            cubin = unzstd.decompressobj().decompress(bytes(data[off:off + n]))
+            fam = family(set(KERNEL.findall(cubin)))
+            if fam is not None:
+                data[off:off + n] = bytes(n)
+                dropped[fam] = dropped.get(fam, 0) + n
     for key in sorted(sizes):
         print(f"{key}: {sizes[key] / 2**20:.1f} MiB")
     if a.keep is not None:
@@ -79,6 +138,8 @@ def main():
             raise SystemExit("--keep needs -o OUT")
         with open(a.out, "wb") as f:
             f.write(data)
+        for fam in sorted(dropped):
+            print(f"sm_{a.keep} {fam}: zeroed {dropped[fam] / 2**20:.1f} MiB")
         print(f"zeroed {zeroed / 2**20:.1f} MiB of other architectures; wrote {a.out}")
     return 0
 

@@ -8,11 +8,12 @@
 # Why trimmed: onnxruntime-gpu 1.31.1's libonnxruntime_providers_cuda.so is
 # 284 MB, 208 MiB of it machine code for sm_75/80/86/89/90/120 (no PTX).
 # fatbin_trim.py zeroes every architecture but sm_90 in place (ELF offsets
-# unchanged) and xz squeezes the zeros out; the pybind module, the Python
+# unchanged), and sm_90's entries of op families no check launches (MoE,
+# quantised GEMM, decoder attention), and xz squeezes the zeros out; the pybind module, the Python
 # files and the provider bridge come along; TensorRT's provider and the
 # C-API libonnxruntime.so stay behind (Python does not load them). A device
 # call carries the tracked tree (about 42 MiB) and at most 64 MiB in all, so
-# the pieces travel in several calls (ort_gpu_lease.sh, "Procedure").
+# the pieces travel in two calls (lease.sh, its header).
 # Usage: bash kernels/bench/ort_gpu_bundle.sh [ORT_VERSION]   (default 1.31.1)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -40,7 +41,11 @@ capi="$stage/site/onnxruntime/capi"
 rm -f "$capi"/libonnxruntime_providers_tensorrt.so "$capi"/libonnxruntime.so.*
 # Tools `import onnxruntime` never loads (graph optimisers, quantisation).
 rm -rf "$stage/site/onnxruntime/transformers" "$stage/site/onnxruntime/quantization" "$stage/site/onnxruntime/tools"
-python3 "$root/kernels/bench/fatbin_trim.py" "$capi/libonnxruntime_providers_cuda.so" --keep 90 \
+# --drop-classes: sm_90's MoE, quantised-GEMM and decoder-attention entries
+# too (about 51 of its 73 MiB), which no lease.sh step launches; with them
+# the bundle needs 3 pieces, and lease.sh carries 2.
+python3 -c 'import zstandard' 2>/dev/null || python3 -m pip install -q zstandard
+python3 "$root/kernels/bench/fatbin_trim.py" "$capi/libonnxruntime_providers_cuda.so" --keep 90 --drop-classes \
   -o "$capi/libonnxruntime_providers_cuda.so.trim"
 mv "$capi/libonnxruntime_providers_cuda.so.trim" "$capi/libonnxruntime_providers_cuda.so"
 chmod 755 "$capi"/*.so
@@ -106,10 +111,8 @@ if [ "$tree" -gt $((44 * 1048576)) ]; then
   exit 1
 fi
 n=$(( (size + max - 1) / max ))
-# lease.sh carries piece 0 in call 1 and piece 1 in call 2, nothing more.
-# Until the class trim of ORT's fatbin lands (issue 35), today's ORT needs
-# 3: ORT_GPU_BUNDLE_MAX_PIECES=3 makes them for the older two-lease scripts
-# (ort_gpu_lease.sh, hopper_lease.sh).
+# lease.sh carries piece 0 in call 1 and piece 1 in call 2, nothing more
+# (ORT_GPU_BUNDLE_MAX_PIECES=3 allows the older three-call scripts more).
 max_pieces="${ORT_GPU_BUNDLE_MAX_PIECES:-2}"
 if [ "$n" -gt "$max_pieces" ]; then
   echo "ort_gpu_bundle: $((size / 1048576)) MiB needs $n pieces of at most $((max / 1048576)) MiB; lease.sh takes $max_pieces (ORT_GPU_BUNDLE_MAX_PIECES)" >&2

@@ -348,6 +348,9 @@ int main(int argc, char** argv) {
       {"causal sliding window 20, N 150", ATTNOPT_F16, 1, 2, 1, 150, 150, 32, 32, 0, true, false, 20},
       {"causal sliding window 7, Nq 40 < Nk 90, additive", ATTNOPT_BF16, 2, 2, 2, 40, 90, 16, 16, 2, true, false, 7},
       {"f32 causal sliding window 64, N 200", ATTNOPT_F32, 1, 1, 1, 200, 200, 64, 64, 0, true, false, 64},
+      // The SIMT kernel starts at the block's first window key (not key 0):
+      // Nq < Nk shifts every window, the bool mask has dead rows.
+      {"f32 causal sliding window 9, Nq 150 < Nk 420, bool", ATTNOPT_F32, 1, 2, 1, 150, 420, 24, 24, 1, true, false, 9},
       // Tensor cores: blocks whose window starts tiles in (skipped tiles
       // before it, warps that see none of a tile, interior tiles inside it).
       {"causal sliding window 100, N 520, d 64", ATTNOPT_BF16, 1, 1, 1, 520, 520, 64, 64, 0, true, false, 100, true},

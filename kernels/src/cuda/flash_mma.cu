@@ -40,6 +40,9 @@ constexpr MmaShape mma_shape(int dv_p) {
                                                      : dv_p == 16 ? MmaShape{4, 1, 4}
                                                                   : MmaShape{4, 1, 1};
 }
+// WindowAttention's Dv 16 (the window geometry's extra registers) spilled
+// 32 bytes at 4 blocks (128 registers); 3 blocks (up to 168) hold it.
+constexpr int min_blocks(int dv_p, bool window) { return window && dv_p == 16 ? 3 : mma_shape(dv_p).min_blocks; }
 constexpr int block_threads(int dv_p) { return mma_shape(dv_p).warps * 32; }
 constexpr int block_rows(int dv_p) { return mma_shape(dv_p).warps * 16 * mma_shape(dv_p).m_tiles; }
 
@@ -139,7 +142,7 @@ __device__ __forceinline__ int clamp_key(int64_t x) {
 #endif  // ATTNOPT_SM80
 
 template <typename T, int DV_P, bool WINDOW>
-__global__ void __launch_bounds__(block_threads(DV_P), mma_shape(DV_P).min_blocks) mma_attention_kernel(KernelArgs a) {
+__global__ void __launch_bounds__(block_threads(DV_P), min_blocks(DV_P, WINDOW)) mma_attention_kernel(KernelArgs a) {
 #ifdef ATTNOPT_SM80
   constexpr float kLog2e = 1.4426950408889634f;
   constexpr int MT = mma_shape(DV_P).m_tiles;

@@ -16,6 +16,9 @@ namespace {
 
 constexpr int kRowsPerBlock = 4;
 constexpr int kChunk = 8;  // output features per accumulation pass
+// 8 blocks of 4 warps per SM, 64 registers: without the second bound ptxas
+// (nvcc 13, sm_90) also stopped at 64 but spilled 48 bytes in f16/bf16.
+constexpr int kMinBlocks = 8;
 
 struct RowArgs {
   KernelArgs a;
@@ -40,7 +43,7 @@ __device__ __forceinline__ float round_as(int t, float x) {
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kRowsPerBlock * 32) flash_rows_kernel(RowArgs r) {
+__global__ void __launch_bounds__(kRowsPerBlock * 32, kMinBlocks) flash_rows_kernel(RowArgs r) {
   const KernelArgs& a = r.a;
   const EmptyRows& e = r.e;
   const int lane = threadIdx.x & 31;

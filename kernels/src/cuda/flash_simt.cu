@@ -49,7 +49,10 @@ __global__ void __launch_bounds__(kThreads) simt_attention_kernel(KernelArgs a) 
     qs[r * ldq + c] = qtok[r] >= 0 ? to_float(Q[qtok[r] * a.qs[2] + c * a.qs[3]]) : 0.0f;
   }
   const int64_t my_tok = qtok[row];
+  // Causal and sliding-window blocks visit only the keys some row can see:
+  // an fp32 model with a window pays the window's cost, not causal's.
   const int64_t key_end = WINDOW ? seg.nk : causal_key_end(a, seg.q0, BQ, seg.nk);
+  const int64_t key_begin = WINDOW ? 0 : window_key_begin(a, seg.q0);
   const int64_t mrow = b * a.ms[0] + hq * a.ms[1] + my_tok * a.ms[2];
 
   float m = -INFINITY, l = 0.0f;
@@ -57,7 +60,7 @@ __global__ void __launch_bounds__(kThreads) simt_attention_kernel(KernelArgs a) 
 #pragma unroll
   for (int e = 0; e < DPT; ++e) acc[e] = 0.0f;
 
-  for (int64_t k0 = 0; k0 < key_end; k0 += BK) {
+  for (int64_t k0 = key_begin; k0 < key_end; k0 += BK) {
     const int kt = static_cast<int>(key_end - k0 < BK ? key_end - k0 : BK);
     __syncthreads();  // previous tile fully consumed
     for (int j = tid; j < BK; j += kThreads) ktok[j] = j < kt ? seg.token(k0 + j) : -1;
