@@ -12,7 +12,8 @@ accepts the result is what ort_gpu_lease.sh checks first.)
 
 `--drop-classes` (with --keep) also zeroes the kept architecture's entries
 whose kernels all serve op families no device check launches (FAMILIES
-below: MoE, quantised GEMM/GEMV, decoder-only attention). An entry is one
+below: MoE, quantised GEMM/GEMV, decoder-only attention, FlashAttention-2
+at head dims and types no check runs). An entry is one
 CUDA translation unit, so one op family in ONNX Runtime's build. This relies
 on CUDA's lazy module loading (lease.sh exports CUDA_MODULE_LOADING=LAZY):
 a module is read when one of its kernels first runs, so a zeroed one that
@@ -43,11 +44,17 @@ FAMILIES = [
      rb"fpA_intB|[Ii]nt4|[Nn][Bb]its|[Dd]equant|fp8|e4m3|e5m2|fp4|gemv"),
     ("decoder attention", rb"xqa|DecoderMaskedMultiHead|masked_multihead",
      rb"xqa|[Mm]asked_multihead|DecoderMaskedMultiHead|[Pp]aged|BlockSparse|[Ss]parse[A-Z_]"),
+    # ORT's FlashAttention-2 port compiles one source per head dim and type
+    # (flash_fwd[_split]_hdim128_bf16[_causal]_sm80.cu, named in the entry's
+    # internal symbols); the checks run f16 at d 64 (ort_gpu_table.py
+    # epcheck); f16 d 32 is kept too.
+    ("flash attention, other head dims and bf16",
+     rb"_flash_fwd_(split_)?hdim(\d+_bf16|96|128|160|192|224|256)_", rb"^$"),
 ]
 # Never dropped, whatever else the entry holds: what ORT's Attention-23,
 # MultiHeadAttention and the table's original graphs run (softmax, the
-# flash and memory-efficient attention kernels, GEMM epilogues, elementwise).
-KEEP = rb"[Ss]oftmax|flash_fwd|AttentionKernel|[Tt]ranspose|[Ee]lementwise|[Rr]educe|[Cc]ast"
+# memory-efficient attention kernels, elementwise, reductions).
+KEEP = rb"[Ss]oftmax|AttentionKernel|[Tt]ranspose|[Ee]lementwise|[Rr]educe|[Cc]ast"
 KERNEL = re.compile(rb"_Z[A-Za-z0-9_]{8,300}")
 
 
@@ -57,7 +64,7 @@ def family(cubin_names):
         return None
     joined = b" ".join(cubin_names)
     for name, one, every in FAMILIES:
-        if re.search(one, joined) or all(re.search(every, n) for n in cubin_names):
+        if (one and re.search(one, joined)) or all(re.search(every, n) for n in cubin_names):
             return name
     return None
 
