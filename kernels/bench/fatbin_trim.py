@@ -8,7 +8,7 @@ place: headers, sizes and every ELF offset stay as they were, the CUDA
 runtime still finds the entry for the GPU it runs on, and the zeros
 compress to nothing. (Used by ort_gpu_bundle.sh to make onnxruntime-gpu's
 CUDA provider small enough to carry to a lent H200; whether the runtime
-accepts the result is what ort_gpu_lease.sh checks first.)
+accepts the result is what lease.sh call 2 checks first.)
 
 `--drop-classes` (with --keep) also zeroes the kept architecture's entries
 whose kernels all serve op families no device check launches (FAMILIES

@@ -43,14 +43,16 @@ LIB = None
 
 
 def set_path(path):
-    """Kernel choice for the next calls: 'auto' (tensor cores when possible), 'simt', or
-    'hopper' (auto with ATTNOPT_CUDA_HOPPER=1: the sm_90a wgmma kernel where it applies)."""
+    """Kernel choice for the next calls: 'auto' (the library's default: on sm_90 the wgmma
+    kernel where it measured ahead, else tensor cores when possible), 'simt', 'mma'
+    (ATTNOPT_CUDA_HOPPER=0: never the wgmma kernel) or 'hopper' (ATTNOPT_CUDA_HOPPER=1:
+    the sm_90a wgmma kernel wherever it applies)."""
     if path == "simt":
         os.environ["ATTNOPT_CUDA_PATH"] = "simt"
     else:
         os.environ.pop("ATTNOPT_CUDA_PATH", None)
-    if path == "hopper":
-        os.environ["ATTNOPT_CUDA_HOPPER"] = "1"
+    if path in ("hopper", "mma"):
+        os.environ["ATTNOPT_CUDA_HOPPER"] = "1" if path == "hopper" else "0"
     else:
         os.environ.pop("ATTNOPT_CUDA_HOPPER", None)
 
@@ -488,8 +490,8 @@ def main():
     ap.add_argument("--skip-bench", action="store_true")
     ap.add_argument("--skip-correctness", action="store_true")
     ap.add_argument("--paths", default="auto,simt",
-                    help="CUDA kernel paths to check, comma separated: auto (tensor cores when possible), simt, "
-                         "hopper (auto with ATTNOPT_CUDA_HOPPER=1)")
+                    help="CUDA kernel paths to check, comma separated: auto (the library's default), simt, "
+                         "mma (ATTNOPT_CUDA_HOPPER=0), hopper (ATTNOPT_CUDA_HOPPER=1)")
     ap.add_argument("--dtypes", default="f32,f16,bf16", help="I/O dtypes of the correctness runs")
     ap.add_argument("--tag", default="", help="suffix of the output files (gpu_check<tag>.md/.json)")
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"),
@@ -497,8 +499,8 @@ def main():
     args = ap.parse_args()
     DEV = args.device
     PATHS = tuple(p for p in args.paths.split(",") if p)
-    if not PATHS or any(p not in ("auto", "simt", "hopper") for p in PATHS):
-        sys.exit("--paths takes auto, simt and/or hopper")
+    if not PATHS or any(p not in ("auto", "simt", "mma", "hopper") for p in PATHS):
+        sys.exit("--paths takes auto, simt, mma and/or hopper")
     keep = [d for d in args.dtypes.split(",") if d]
     if not keep or any(d not in DTYPES for d in keep):
         sys.exit("--dtypes takes f32, f16 and/or bf16")

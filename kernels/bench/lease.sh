@@ -14,6 +14,10 @@
 #           NumPy; attnopt.FlashAttention on the CUDA EP; the CUDA EP table; the Hopper
 #           path's correctness; timings against SDPA flash and cuDNN.
 #   `all` runs both halves in one call (a tree small enough to carry the whole bundle).
+#   A/B (optional, call 1): each .ortgpu/ab/NAME.so.xz (another build of
+#           libattnopt.so for sm_90, e.g. the merge base's: make it with
+#           kernels/bench/lease_ab_lib.sh) is timed against the bundle's library by
+#           ab_bench.py, in one process; carry .ortgpu/ab too. Tables: $OUT/ab_NAME.md.
 #
 # Rules every step follows: it runs under `timeout` with its output in $OUT;
 # LEASE_DEADLINE_S (seconds from the script's start; default 280 for call1,
@@ -115,6 +119,20 @@ part_tc() {  # the tensor-core kernels through the C ABI (torch, no ORT)
   gpu_step 60 "micro-GEMM (wgmma + TMA) vs NumPy" python3 "$bench/wgmma_gemm_check.py" --lib "$lib" ||
     say "!! a mismatch means the emulation's reading of wgmma/TMA is wrong (kernels/README.md, Hopper path)"
   correctness auto f32,f16,bf16 _auto 150
+  correctness mma f16,bf16 _mma 90  # flash_mma.cu where the default now takes the Hopper kernel
+}
+
+part_ab() {  # every carried A/B library against this bundle's (B), after the checks
+  local xzf name lib
+  for xzf in "$bundle"/ab/*.so.xz; do
+    [[ -f "$xzf" ]] || continue
+    name="$(basename "$xzf" .so.xz)"
+    lib="$work/ab/$name.so"
+    mkdir -p "$work/ab" && xz -dc "$xzf" >"$lib" || { say "-> FAILED unpacking $xzf"; failed=1; continue; }
+    gpu_step 90 "A/B: $name (A) against this bundle's libattnopt.so (B)" bash -c \
+      "python3 '$bench/ab_bench.py' --a '$lib' --b '$(clib)' --rounds 5 > '$out/ab_$name.md'"
+    tail -n 12 "$out/ab_$name.md" 2>/dev/null
+  done
 }
 
 correctness() {  # correctness PATHS DTYPES TAG LIMIT
@@ -171,7 +189,7 @@ device_info
 case "$mode" in
   call1)
     check_pieces || failed=1
-    if lib_from_piece0; then part_tc; else say "no libattnopt.so in piece 0: the tensor-core steps cannot run"; failed=1; fi ;;
+    if lib_from_piece0; then part_tc; part_ab; else say "no libattnopt.so in piece 0: the tensor-core steps cannot run"; failed=1; fi ;;
   call2)
     part_ort
     [[ -s "$(clib)" ]] || lib_from_piece0 || { say "no libattnopt.so"; failed=1; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""ONNX Runtime's CUDA EP on the lent GPU, for ort_gpu_lease.sh.
+"""ONNX Runtime's CUDA EP on the lent GPU, for lease.sh call 2.
 
   epcheck           ORT's own CUDA kernels first (is the trimmed fatbin
                     accepted?): one-node ONNX Attention-23 models on the CUDA

@@ -30,10 +30,13 @@ struct Path {
   int stages;        // ATTNOPT_MMA_STAGES (0: the default)
   int smem_kib;      // opt-in shared memory per block
   bool mma_only;     // runs only the f16/bf16 FlashAttention cases (a tensor-core ring variant)
-  bool hopper = false;  // ATTNOPT_CUDA_HOPPER=1: the wgmma kernel where it applies
+  // ATTNOPT_CUDA_HOPPER: "1" the wgmma kernel wherever it applies, "0" never
+  // (these profiles test flash_mma.cu), nullptr unset: the default policy.
+  const char* hopper = "0";
 };
 
-const Path kHopper = {"wgmma (sm_90a)", 9, false, 0, 227, true, true};
+const Path kHopper = {"wgmma (sm_90a)", 9, false, 0, 227, true, "1"};
+const Path kHopperDefault = {"sm_90, default policy", 9, false, 0, 227, true, nullptr};
 
 // Opt-in shared memory: sm_86 has the smallest of the sm_80+ parts (99 KiB),
 // sm_70 96 KiB, sm_90 227 KiB.
@@ -46,7 +49,7 @@ const Path kPaths[] = {{"mma (sm_80)", 8, false, 0, 99, false},
 void use_path(const Path& p) {
   attnopt_emu::set_device(p.cc_major, p.smem_kib * 1024);
   if (p.force_simt) setenv("ATTNOPT_CUDA_PATH", "simt", 1); else unsetenv("ATTNOPT_CUDA_PATH");
-  if (p.hopper) setenv("ATTNOPT_CUDA_HOPPER", "1", 1); else unsetenv("ATTNOPT_CUDA_HOPPER");
+  if (p.hopper) setenv("ATTNOPT_CUDA_HOPPER", p.hopper, 1); else unsetenv("ATTNOPT_CUDA_HOPPER");
   if (p.stages) setenv("ATTNOPT_MMA_STAGES", std::to_string(p.stages).c_str(), 1); else unsetenv("ATTNOPT_MMA_STAGES");
 }
 
@@ -160,8 +163,12 @@ void run_flash(const Flash& c, const Path& path) {
   }
   const int rc = attnopt_cuda_flash_attention_fwd(&p, nullptr);
   EXPECT_TRUE(rc == ATTNOPT_OK, "%s: status %d", c.name.c_str(), rc);
-  if (path.hopper)  // the wgmma kernel's 3 warpgroups, not a fallback
-    EXPECT_TRUE(attnopt_emu::last_launch_threads() == 384, "%s: the Hopper kernel did not run", c.name.c_str());
+  const bool ran_wgmma = attnopt_emu::last_launch_threads() == 384;  // its 3 warpgroups
+  if (path.hopper && std::strcmp(path.hopper, "1") == 0)  // not a fallback
+    EXPECT_TRUE(ran_wgmma, "%s: the Hopper kernel did not run", c.name.c_str());
+  if (!path.hopper)  // the default, on cases inside its cover: d 128, or causal (launch_wgmma)
+    EXPECT_TRUE(ran_wgmma == (c.Dqk == 128 || c.causal), "%s: the default policy %s the Hopper kernel", c.name.c_str(),
+                ran_wgmma ? "took" : "did not take");
   if (c.heads_inner) {  // back to contiguous order for the comparison
     for (int64_t bb = 0; bb < c.B; ++bb)
       for (int64_t hh = 0; hh < c.Hq; ++hh)
@@ -268,6 +275,9 @@ int hopper() {
   };
   use_path(kHopper);
   for (const Flash& c : cases) run_flash(c, kHopper);
+  // ATTNOPT_CUDA_HOPPER unset: d 64 without causal stays on flash_mma.cu.
+  use_path(kHopperDefault);
+  for (int i : {0, 1, 2}) run_flash(cases[i], kHopperDefault);
   // Outside its cover the Hopper switch falls back to the tensor-core kernel.
   Flash masked{"wgmma switch, bool mask (mma kernel)", ATTNOPT_F16, 1, 1, 1, 70, 70, 64, 64, 1, false};
   run_flash(masked, kPaths[0]);

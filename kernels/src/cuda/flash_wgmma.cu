@@ -13,8 +13,9 @@
 //   see; a consumer whose rows see none of a tile waits for it and frees it.
 // Not yet: ping-pong of the consumers, softmax overlapped with the next
 // S = Q.K^T, masks, a persistent scheduler (kernels/README.md, GPU sections).
-// Off unless ATTNOPT_CUDA_HOPPER=1 (launch.cu) until a device has checked it;
-// flash_mma.cu serves everything else.
+// Checked on an H200 (2026-12-04); taken by default where it measured ahead
+// (hopper_wanted), ATTNOPT_CUDA_HOPPER=1/0 forces it on/off; flash_mma.cu
+// serves everything else.
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -229,9 +230,16 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_attention_kernel(const __gr
 #endif  // ATTNOPT_SM90A
 }
 
-bool hopper_enabled() {
+// ATTNOPT_CUDA_HOPPER: "1" takes this kernel wherever it applies, "0" never.
+// Unset, it takes the shapes where the H200 run of 2026-12-04 measured it
+// ahead of flash_mma.cu (kernels/README.md, "GPU results"): head dim 128
+// (1.9-2.0x faster) and causal or sliding-window blocks at 64 (1.07-1.3x);
+// at 64 without causal it was 2-3 % behind, so flash_mma.cu keeps those.
+bool hopper_wanted(const KernelArgs& a) {
   const char* e = std::getenv("ATTNOPT_CUDA_HOPPER");
-  return e && std::strcmp(e, "1") == 0;
+  if (e && std::strcmp(e, "1") == 0) return true;
+  if (e && std::strcmp(e, "0") == 0) return false;
+  return a.dqk == 128 || a.causal;
 }
 
 // Q, K or V (B, H, N, D) as a 4-D tensor map, boxes of 64 features x rows.
@@ -261,7 +269,7 @@ cudaError_t launch_wgmma(attnopt_dtype dtype, bool window, const KernelArgs& a, 
   // What this kernel covers; everything else goes to flash_mma.cu.
   const bool shape_ok = !window && a.mask_type == ATTNOPT_MASK_NONE && a.softcap == 0.0f && a.dqk == a.dv && (a.dqk == 64 || a.dqk == 128) &&
                         (dtype == ATTNOPT_F16 || dtype == ATTNOPT_BF16) && a.len_q < INT32_MAX && a.len_k < INT32_MAX;
-  if (!hopper_enabled() || !shape_ok || !device_is_sm90()) return cudaErrorNotSupported;
+  if (!shape_ok || !hopper_wanted(a) || !device_is_sm90()) return cudaErrorNotSupported;
   const bool bf16 = dtype == ATTNOPT_BF16;
   const int64_t hkv = s.heads_q / a.group;
   WgmmaArgs w{};

@@ -32,8 +32,9 @@ cudaError_t launch_mma(attnopt_dtype dtype, bool window, KernelArgs args, const 
 cudaError_t launch_empty_rows(attnopt_dtype dtype, const KernelArgs& args, const attnopt_flash_params& p,
                               cudaStream_t stream);
 // Hopper kernel (flash_wgmma.cu, sm_90a): f16/bf16, Dqk = Dv 64 or 128, no
-// mask, no softcap, TMA-addressable layouts, compute capability 9.0, and only with
-// ATTNOPT_CUDA_HOPPER=1. cudaErrorNotSupported otherwise (the caller then
+// mask, no softcap, TMA-addressable layouts, compute capability 9.0, where
+// ATTNOPT_CUDA_HOPPER (or, unset, hopper_wanted's measured rule) wants it.
+// cudaErrorNotSupported otherwise (the caller then
 // takes launch_mma); also when the library was built without sm_90a.
 cudaError_t launch_wgmma(attnopt_dtype dtype, bool window, const KernelArgs& args, const LaunchShape& shape,
                          cudaStream_t stream);

@@ -1,7 +1,7 @@
 // CUDA entry points of the C ABI: validate, translate the parameters into
-// KernelArgs, and pick the kernel: on sm_90 with ATTNOPT_CUDA_HOPPER=1 the
-// wgmma kernel where it applies (flash_wgmma.cu; off by default until a
-// device has checked it), else tensor cores (sm_80+, f16/bf16) when the
+// KernelArgs, and pick the kernel: on sm_90 the wgmma kernel where it
+// applies and measured ahead (flash_wgmma.cu, hopper_wanted; ATTNOPT_CUDA_HOPPER
+// =1/0 forces it on/off), else tensor cores (sm_80+, f16/bf16) when the
 // shared-memory budget allows, the SIMT kernel otherwise. ATTNOPT_CUDA_PATH=
 // simt forces the SIMT kernel (used by the GPU check to test both paths).
 #include <cstdint>
