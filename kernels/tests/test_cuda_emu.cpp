@@ -42,7 +42,7 @@ const Path kHopperDefault = {"sm_90, default policy", 9, false, 0, 227, true, nu
 // sm_70 96 KiB, sm_90 227 KiB.
 const Path kPaths[] = {{"mma (sm_80)", 8, false, 0, 99, false},
                        {"mma 1 stage", 8, false, 1, 99, true},
-                       {"mma 3 stages (sm_90)", 9, false, 3, 227, true},
+                       {"mma 2 stages (sm_90)", 9, false, 2, 227, true},
                        {"SIMT (sm_80, forced)", 8, true, 0, 99, false},
                        {"SIMT (sm_70)", 7, false, 0, 96, false}};
 

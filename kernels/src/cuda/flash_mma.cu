@@ -3,8 +3,11 @@
 // 16-row m-tiles per warp; key tiles of 64.
 // S = Q.K^T and O += P.V use mma.sync m16n8k16 with fp32 accumulation; tiles
 // move global -> shared with cp.async (16-byte chunks) when the layout allows
-// and with scalar loads otherwise, through a ring of 1..3 K/V stages (the
-// launcher picks the deepest that fits), and fragments come from ldmatrix.
+// and with scalar loads otherwise, through a ring of 1 or 2 K/V stages (the
+// launcher picks the deepest that fits; the depth is a template parameter:
+// read from the arguments, its int64 modulo and run-time waits cost 9-17 %
+// on an H200, kernels/README.md "GPU results"; 3 stages were no faster than
+// 2), and fragments come from ldmatrix.
 // Head dims are zero-padded to a multiple of 16 inside shared memory only.
 // The softmax is the same online softmax as the CPU core, in base 2.
 // Causal and sliding-window blocks visit only the key tiles some row can
@@ -141,8 +144,9 @@ __device__ __forceinline__ int clamp_key(int64_t x) {
 }
 #endif  // ATTNOPT_SM80
 
-template <typename T, int DV_P, bool WINDOW>
+template <typename T, int DV_P, bool WINDOW, int S>
 __global__ void __launch_bounds__(block_threads(DV_P), min_blocks(DV_P, WINDOW)) mma_attention_kernel(KernelArgs a) {
+  static_assert(S == 1 || S == 2, "K/V ring of 1 or 2 stages");
 #ifdef ATTNOPT_SM80
   constexpr float kLog2e = 1.4426950408889634f;
   constexpr int MT = mma_shape(DV_P).m_tiles;
@@ -152,13 +156,13 @@ __global__ void __launch_bounds__(block_threads(DV_P), min_blocks(DV_P, WINDOW))
   constexpr int NDV = DV_P / 8;  // n-blocks of the output
   ATTNOPT_DYNAMIC_SMEM(unsigned char, smem_raw);
   const int dqk_pad = (a.dqk + 15) & ~15, ldq = dqk_pad + 8;
-  const int S = a.stages, P = S - 1;  // ring depth; tiles loaded ahead of the one in use
+  constexpr int P = S - 1;  // tiles loaded ahead of the one in use
   const int stage_elems = kBK * ldq + kBK * LDV;
   T* Qs = reinterpret_cast<T*>(smem_raw);  // [BQ][ldq], then S x {K [kBK][ldq], V [kBK][LDV]}
   T* ring = Qs + BQ * ldq;
   uint64_t* mbits = reinterpret_cast<uint64_t*>(ring + S * stage_elems);  // [BQ] bool mask bits
   // Tile kt lives in stage kt % S; kt counts up from kt_begin one at a time.
-  auto Ks = [&](int64_t kt) { return ring + static_cast<int>(kt % S) * stage_elems; };
+  auto Ks = [&](int64_t kt) { return ring + (S == 1 ? 0 : static_cast<int>(kt & 1)) * stage_elems; };
   auto Vs = [&](int64_t kt) { return Ks(kt) + kBK * ldq; };
 
   const Segment<WINDOW> seg(a, BQ);
@@ -312,6 +316,19 @@ __global__ void __launch_bounds__(block_threads(DV_P), min_blocks(DV_P, WINDOW))
             hi[mt][rr] = !qvalid[mt][rr] ? -1 : (!WINDOW && a.causal) ? clamp_key(last) : kBK;
             lo[mt][rr] = (!WINDOW && a.causal && a.sliding > 0) ? clamp_key(last - a.sliding) : -1;
           }
+        // The softcap in a pass of its own, so the masking loop below stays
+        // as small as before softcap: inside it, the cap's inlined code cost
+        // the masked d 4 seed case 24 % on an H200 (kernels/README.md).
+        float sc = a.scale;
+        if (a.softcap > 0.0f) {
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int n = 0; n < 8; ++n)
+#pragma unroll
+              for (int e = 0; e < 4; ++e) s[mt][n][e] = soft_cap(s[mt][n][e] * a.scale, a.softcap);
+          sc = 1.0f;
+        }
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
@@ -321,8 +338,7 @@ __global__ void __launch_bounds__(block_threads(DV_P), min_blocks(DV_P, WINDOW))
               const int rr = e >> 1, jj = n * 8 + t4 * 2 + (e & 1);
               float x = -INFINITY;
               if (jj > lo[mt][rr] && jj <= hi[mt][rr] && jj < kn) {
-                x = s[mt][n][e] * a.scale;
-                if (a.softcap > 0.0f) x = soft_cap(x, a.softcap);
+                x = s[mt][n][e] * sc;
                 if (bool_mask) {
                   if (!((mw[mt][rr] >> jj) & 1u)) x = -INFINITY;
                 } else if (!WINDOW && a.mask_type) {
@@ -428,12 +444,12 @@ size_t mma_smem_bytes(const KernelArgs& a, int stages) {
   return (block_rows(DV_P) * ldq + stages * stage) * sizeof(T) + block_rows(DV_P) * sizeof(uint64_t);
 }
 
-// Ring depth: ATTNOPT_MMA_STAGES (1..3, for device experiments) or 2, made
+// Ring depth: ATTNOPT_MMA_STAGES (1 or 2, for device experiments) or 2, made
 // shallower until the block fits the device's opt-in shared memory.
 int requested_stages() {
   const char* e = std::getenv("ATTNOPT_MMA_STAGES");
   const int s = e ? std::atoi(e) : 2;
-  return s < 1 ? 1 : (s > 3 ? 3 : s);
+  return s < 2 ? 1 : 2;
 }
 
 template <typename T, int DV_P>
@@ -451,7 +467,8 @@ cudaError_t launch_dv(bool window, const KernelArgs& a, const LaunchShape& s, cu
   args.tiles_per_window = (s.rows + BQ - 1) / BQ;
   const dim3 grid(static_cast<unsigned>(args.tiles_per_window * s.segments), static_cast<unsigned>(s.heads_q),
                   static_cast<unsigned>(s.batch));
-  auto kernel = window ? mma_attention_kernel<T, DV_P, true> : mma_attention_kernel<T, DV_P, false>;
+  auto kernel = args.stages == 2 ? (window ? mma_attention_kernel<T, DV_P, true, 2> : mma_attention_kernel<T, DV_P, false, 2>)
+                                 : (window ? mma_attention_kernel<T, DV_P, true, 1> : mma_attention_kernel<T, DV_P, false, 1>);
   err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (err != cudaSuccess) return err;
   ATTNOPT_LAUNCH(kernel, grid, block_threads(DV_P), smem, stream, args);
