@@ -166,8 +166,8 @@ void run_flash(const Flash& c, const Path& path) {
   const bool ran_wgmma = attnopt_emu::last_launch_threads() == 384;  // its 3 warpgroups
   if (path.hopper && std::strcmp(path.hopper, "1") == 0)  // not a fallback
     EXPECT_TRUE(ran_wgmma, "%s: the Hopper kernel did not run", c.name.c_str());
-  if (!path.hopper)  // the default, on cases inside its cover: d 128, or causal (launch_wgmma)
-    EXPECT_TRUE(ran_wgmma == (c.Dqk == 128 || c.causal), "%s: the default policy %s the Hopper kernel", c.name.c_str(),
+  if (!path.hopper)  // the default, on cases inside its cover: d 128 only (hopper_wanted)
+    EXPECT_TRUE(ran_wgmma == (c.Dqk == 128), "%s: the default policy %s the Hopper kernel", c.name.c_str(),
                 ran_wgmma ? "took" : "did not take");
   if (c.heads_inner) {  // back to contiguous order for the comparison
     for (int64_t bb = 0; bb < c.B; ++bb)
@@ -275,7 +275,7 @@ int hopper() {
   };
   use_path(kHopper);
   for (const Flash& c : cases) run_flash(c, kHopper);
-  // ATTNOPT_CUDA_HOPPER unset: d 64 without causal stays on flash_mma.cu.
+  // ATTNOPT_CUDA_HOPPER unset: d 128 takes the Hopper kernel, d 64 (causal or not) flash_mma.cu.
   use_path(kHopperDefault);
   for (int i : {0, 1, 2}) run_flash(cases[i], kHopperDefault);
   // Outside its cover the Hopper switch falls back to the tensor-core kernel.

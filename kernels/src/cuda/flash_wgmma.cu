@@ -231,15 +231,15 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_attention_kernel(const __gr
 }
 
 // ATTNOPT_CUDA_HOPPER: "1" takes this kernel wherever it applies, "0" never.
-// Unset, it takes the shapes where the H200 run of 2026-12-04 measured it
-// ahead of flash_mma.cu (kernels/README.md, "GPU results"): head dim 128
-// (1.9-2.0x faster) and causal or sliding-window blocks at 64 (1.07-1.3x);
-// at 64 without causal it was 2-3 % behind, so flash_mma.cu keeps those.
+// Unset, it takes head dim 128, where the H200 runs of 2026-12-04 measured
+// it 1.6-2.0x faster than flash_mma.cu (kernels/README.md, "GPU results").
+// At 64 it was 1-3 % behind without causal and, once flash_mma.cu's ring
+// became a template parameter, about even with causal: flash_mma.cu keeps 64.
 bool hopper_wanted(const KernelArgs& a) {
   const char* e = std::getenv("ATTNOPT_CUDA_HOPPER");
   if (e && std::strcmp(e, "1") == 0) return true;
   if (e && std::strcmp(e, "0") == 0) return false;
-  return a.dqk == 128 || a.causal;
+  return a.dqk == 128;
 }
 
 // Q, K or V (B, H, N, D) as a 4-D tensor map, boxes of 64 features x rows.
