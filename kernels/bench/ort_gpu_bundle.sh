@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Makes the device bundle for kernels/bench/ort_gpu_lease.sh, here (never in
+# Makes the device bundle for kernels/bench/lease.sh, here (never in
 # CI): onnxruntime-gpu for the lent H200's Python 3.12, trimmed to sm_90, with
 # this checkout's CUDA-enabled libattnopt_ort.so, in pieces of at most 29 MiB
 # (less when the tracked tree leaves less of a call's 64 MiB)

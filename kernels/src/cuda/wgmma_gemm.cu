@@ -1,5 +1,5 @@
 // Micro-GEMM on the Hopper path's primitives, the first check a device runs
-// (kernels/bench/hopper_lease.sh, against NumPy): C (M x N, f32) = A (M x K)
+// (kernels/bench/lease.sh call 1, wgmma_gemm_check.py, against NumPy): C (M x N, f32) = A (M x K)
 // . B with A K-major and B either K-major (B given as N x K) or MN-major
 // (B given as K x N, wgmma's transposed B). One warpgroup per 64 x 64 tile
 // of C, 64-wide K tiles through TMA (128-byte swizzle) into a two-stage
