@@ -79,7 +79,8 @@ func TestFixtureRewritesAgree(t *testing.T) {
 					}
 				}
 				data, _ := rew.Marshal()
-				rew, err = graph.LoadBytes(data, "")
+				// External data (extdata_*) stays beside the original.
+				rew, err = graph.LoadBytes(data, filepath.Dir(path))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -223,7 +223,8 @@ func TestFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s, err := r.NewSession(data, SessionOptions{})
+			// extdata_* fixtures: their weights beside model.onnx.
+			s, err := r.NewSession(data, SessionOptions{ExternalDataDir: dir})
 			if err != nil {
 				t.Fatal(err)
 			}

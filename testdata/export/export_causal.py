@@ -112,7 +112,8 @@ class PastWrapper(nn.Module):
                           use_cache=True).last_hidden_state
 
 
-def make_optimum(kind, past=0):
+def make_optimum(kind, past=0, **case):
+    """case: more export_case arguments (external_data, export_extdata.py)."""
     def make(name, exporter, opset):
         seed(0)
         if kind == "gpt2":
@@ -151,7 +152,7 @@ def make_optimum(kind, past=0):
                 name=name, model=wrapper, inputs=inputs, input_names=names,
                 output_names=["last_hidden_state"], source=f"transformers {type(model).__name__} + Optimum-style mask",
                 exporter=exporter, opset=opset, name_root=model, expected_count=2,
-                onnx_differs=DYNAMO_FILL if exporter == "dynamo" and opset < 23 else "", **dyn,
+                onnx_differs=DYNAMO_FILL if exporter == "dynamo" and opset < 23 else "", **dyn, **case,
                 notes=f"{type(model).__name__}, 2 layers, hidden 32, {heads} heads of {hd} ({kv} kv heads), {impl}; "
                       "the mask built as Optimum's ONNX model patcher builds it for export (rebuilt in "
                       "export_causal.py: Optimum does not install beside transformers 5.24): aranges for query and "

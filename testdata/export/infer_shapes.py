@@ -139,6 +139,9 @@ def runtime_shapes(model, fixture_dir):
         t = onnx.load_tensor(os.path.join(d, f"input_{k}.pb"))
         feeds[t.name] = numpy_helper.to_array(t)
         k += 1
+    # The weights of an external-data fixture (export_extdata.py), read from
+    # beside the model: ORT given bytes resolves them against the cwd.
+    onnx.external_data_helper.load_external_data_for_model(m, fixture_dir)
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
