@@ -26,8 +26,12 @@ func (s checkSiteView) Shape() string {
 // Over marks a site over the budget.
 func (s checkSiteView) Over() bool { return s.Status == CheckOver }
 
-// fusedView is an already-fused op: Op is "domain.Op".
-type fusedView struct{ Op, Node string }
+// fusedView is an already-fused op: Op is "domain.Op"; Adds what it adds
+// beyond its inputs and output, Over whether that is over the budget.
+type fusedView struct {
+	Op, Node, Adds string
+	Over           bool
+}
 
 func newCheckView(c *Check, aligned bool) *checkView {
 	v := &checkView{Check: c, Aligned: aligned, Page: "attnopt check: " + baseOf(c.Model), BudgetText: HumanBytes(&c.Budget),
@@ -37,7 +41,7 @@ func newCheckView(c *Check, aligned bool) *checkView {
 			QLen: dimText(s.Shape.QLen), KVLen: dimText(s.Shape.KVLen)})
 	}
 	for _, f := range c.Fused {
-		v.Fused = append(v.Fused, fusedView{Op: domainName(f.Domain) + "." + f.Op, Node: f.Node})
+		v.Fused = append(v.Fused, fusedView{Op: domainName(f.Domain) + "." + f.Op, Node: f.Node, Adds: HumanBytes(f.FusedBytes), Over: f.Status == CheckOver})
 	}
 	return v
 }

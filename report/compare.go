@@ -145,7 +145,8 @@ type SiteReport struct {
 	Scale         *float64  `json:"scale"` // null if not finite
 	Shape         SiteShape `json:"shape"`
 	ScoreBytes    *int64    `json:"score_bytes"`
-	FusedBytes    *int64    `json:"fused_bytes"`
+	FusedBytes    *int64    `json:"fused_bytes"` // what the fused op adds (SiteInfo's)
+	IOBytes       *int64    `json:"io_bytes"`    // Q, K, V, O: in both graphs
 
 	Status        SiteStatus `json:"status"`
 	BSoftmax      string     `json:"b_softmax"`
@@ -184,7 +185,7 @@ func newSiteReport(s *passes.Site) SiteReport {
 	si := NewSiteInfo(s)
 	return SiteReport{ID: si.ID, Subgraph: si.Subgraph, Softmax: si.Softmax, Variant: si.Variant, Nodes: nonNil(si.Nodes),
 		Q: si.Q, K: si.K, V: si.V, Output: si.Output, DType: si.DType, Mask: si.Mask, MaskShape: si.MaskShape,
-		Causal: si.Causal, SlidingWindow: si.SlidingWindow, Rows: si.Rows, Scale: finite(si.Scale), ScoreBytes: si.ScoreBytes, FusedBytes: si.FusedBytes,
+		Causal: si.Causal, SlidingWindow: si.SlidingWindow, Rows: si.Rows, Scale: finite(si.Scale), ScoreBytes: si.ScoreBytes, FusedBytes: si.FusedBytes, IOBytes: si.IOBytes,
 		Shape: SiteShape{dimAny(s.Batch), dimAny(s.Heads), dimAny(s.KVHeads), dimAny(s.QLen), dimAny(s.KVLen), dimAny(s.HeadDim), dimAny(s.VHeadDim)}}
 }
 
@@ -575,7 +576,11 @@ func siteReports(match *passes.Result, actions []passes.Action, bMatch *passes.R
 						name := act.Plan.String()
 						sr.Status, sr.Approximation = SiteApprox, &name
 					}
-					if act.Plan.BytesAfter >= 0 {
+					// After is what the fused op adds (fused_bytes), like the
+					// scores before it; a pooled plan also adds its pooled
+					// tensors, so it keeps the plan's footprint, which the
+					// budget judged (docs/design.md §6).
+					if pooled := act.Plan.Kind == passes.PlanPoolKV || act.Plan.Kind == passes.PlanPoolQKV; pooled && act.Plan.BytesAfter >= 0 {
 						after := act.Plan.BytesAfter
 						sr.BytesAfter = &after
 					}

@@ -68,14 +68,16 @@ func (r *Inspect) writeText(w io.Writer, explain, aligned bool) error {
 	fmt.Fprintln(w)
 	if len(r.Sites) > 0 {
 		tw := tableWriter(w, aligned)
-		fmt.Fprintln(tw, "SITE\tSOFTMAX\tB\tH\tNq\tNk\tDqk\tDv\tDTYPE\tMASK\tSCALE\tGRID\tSCORES\tFUSED")
+		fmt.Fprintln(tw, "SITE\tSOFTMAX\tB\tH\tNq\tNk\tDqk\tDv\tDTYPE\tMASK\tSCALE\tGRID\tSCORES\tFUSED ADDS\tQ/K/V/O")
 		for _, s := range r.Sites {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.4g\t%s\t%s\t%s\n", s.ID, s.Softmax,
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.4g\t%s\t%s\t%s\t%s\n", s.ID, s.Softmax,
 				s.Dims.Batch, s.Dims.Heads, s.Dims.QLen, s.Dims.KVLen, s.Dims.HeadDim, s.Dims.VHeadDim,
-				s.DType, maskText(s.Mask, s.Causal), s.Scale, gridText(s), HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes))
+				s.DType, maskText(s.Mask, s.Causal), s.Scale, gridText(s), HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes),
+				HumanBytes(s.IOBytes))
 		}
 		tw.Flush()
-		fmt.Fprintf(w, "total: scores %s, fused %s\n", HumanBytes(r.Totals.ScoreBytes), HumanBytes(r.Totals.FusedBytes))
+		fmt.Fprintf(w, "total: scores %s, fused ops add %s (per CPU thread); Q/K/V/O %s, held by both graphs\n",
+			HumanBytes(r.Totals.ScoreBytes), HumanBytes(r.Totals.FusedBytes), HumanBytes(r.Totals.IOBytes))
 		writeLifted(w, r.Sites)
 		writeCUDAAdvice(w, r.Sites)
 	}
@@ -90,7 +92,7 @@ func (r *Inspect) writeText(w io.Writer, explain, aligned bool) error {
 			if f.Window != nil {
 				fmt.Fprintf(w, ", window %v", f.Window)
 			}
-			fmt.Fprintf(w, "; fused %s, scores equivalent %s)", HumanBytes(f.FusedBytes), HumanBytes(f.ScoreBytes))
+			fmt.Fprintf(w, "; adds %s, scores equivalent %s)", HumanBytes(f.FusedBytes), HumanBytes(f.ScoreBytes))
 		}
 		if note := passes.LiftedNote(dom + "." + f.Op); note != "" && f.Op == "Attention" {
 			// Not lifted (--explain says why), yet still naive in that runtime.

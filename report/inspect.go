@@ -67,10 +67,14 @@ type SiteInfo struct {
 	Scale      float64         `json:"scale"`
 	Softcap    float64         `json:"softcap,omitempty"` // c·tanh(s/c) before the mask; absent when none
 	ScoreBytes *int64          `json:"score_bytes"`
-	FusedBytes *int64          `json:"fused_bytes"`
-	Grid       []int64         `json:"grid"`        // token grid, null for sequences
-	TokenOrder string          `json:"token_order"` // channels_last or channels_first
-	GridProven bool            `json:"grid_proven"`
+	// FusedBytes is what the fused op adds beyond its inputs and output,
+	// per CPU worker thread (passes/match Match.FusedBytes); IOBytes is Q,
+	// K, V and O, which both graphs hold (docs/design.md §6).
+	FusedBytes *int64  `json:"fused_bytes"`
+	IOBytes    *int64  `json:"io_bytes"`
+	Grid       []int64 `json:"grid"`        // token grid, null for sequences
+	TokenOrder string  `json:"token_order"` // channels_last or channels_first
+	GridProven bool    `json:"grid_proven"`
 	// SlidingWindow is how many keys each query sees under a causal sliding
 	// window (passes.Site's SlidingWindow); absent without one.
 	SlidingWindow int64 `json:"sliding_window,omitempty"`
@@ -137,11 +141,27 @@ type FusedInfo struct {
 	FusedBytes *int64  `json:"fused_bytes,omitempty"`
 }
 
+// newFusedInfo describes an already-fused op named name, with its sizes
+// and memory where passes.DescribeFused reads them (attnopt's own ops).
+func newFusedInfo(n *graph.Node, name string) FusedInfo {
+	fi := FusedInfo{Op: n.OpType, Domain: n.Domain, Node: name}
+	if o := n.Output(0); o != nil {
+		fi.Output = o.Name
+	}
+	if d := passes.DescribeFused(n); d != nil {
+		fi.Heads, fi.QLen, fi.KVLen = dimPtr(d.Heads), dimPtr(d.QLen), dimPtr(d.KVLen)
+		fi.HeadDim, fi.VHeadDim, fi.Window = dimPtr(d.HeadDim), dimPtr(d.VHeadDim), d.Window
+		fi.ScoreBytes, fi.FusedBytes = bytesPtr(d.ScoreBytes, d.ScoreBytes >= 0), bytesPtr(d.FusedBytes, d.FusedBytes >= 0)
+	}
+	return fi
+}
+
 // Totals sums the sites' memory; null when any site's size is unknown.
 type Totals struct {
 	Sites      int    `json:"sites"`
 	ScoreBytes *int64 `json:"score_bytes"`
 	FusedBytes *int64 `json:"fused_bytes"`
+	IOBytes    *int64 `json:"io_bytes"`
 }
 
 // Rejection is a Softmax that is not a site, or a fused op that could not
@@ -196,35 +216,27 @@ func NewInspect(path string, m *graph.Model, res *passes.Result) *Inspect {
 		}
 		r.Opsets[d] = o.Version
 	}
-	var score, fused int64
+	var score, fused, io int64
 	known := true
 	sites := append(append([]*passes.Site(nil), res.Sites...), passes.NestedSites(res.Nested)...)
 	for _, s := range sites {
 		si := NewSiteInfo(s)
 		si.CUDA = cudaAdvice(s)
 		r.Sites = append(r.Sites, si)
-		if si.ScoreBytes == nil || si.FusedBytes == nil {
+		if si.ScoreBytes == nil || si.FusedBytes == nil || si.IOBytes == nil {
 			known = false
 		} else {
 			score += *si.ScoreBytes
 			fused += *si.FusedBytes
+			io += *si.IOBytes
 		}
 	}
 	r.Totals.Sites = len(sites)
 	if known {
-		r.Totals.ScoreBytes, r.Totals.FusedBytes = &score, &fused
+		r.Totals.ScoreBytes, r.Totals.FusedBytes, r.Totals.IOBytes = &score, &fused, &io
 	}
 	for _, n := range res.Fused {
-		fi := FusedInfo{Op: n.OpType, Domain: n.Domain, Node: n.Name}
-		if o := n.Output(0); o != nil {
-			fi.Output = o.Name
-		}
-		if d := passes.DescribeFused(n); d != nil {
-			fi.Heads, fi.QLen, fi.KVLen = dimPtr(d.Heads), dimPtr(d.QLen), dimPtr(d.KVLen)
-			fi.HeadDim, fi.VHeadDim, fi.Window = dimPtr(d.HeadDim), dimPtr(d.VHeadDim), d.Window
-			fi.ScoreBytes, fi.FusedBytes = bytesPtr(d.ScoreBytes, d.ScoreBytes >= 0), bytesPtr(d.FusedBytes, d.FusedBytes >= 0)
-		}
-		r.Fused = append(r.Fused, fi)
+		r.Fused = append(r.Fused, newFusedInfo(n, n.Name))
 	}
 	for _, rej := range res.Rejected {
 		r.Rejected = append(r.Rejected, newRejection(rej))
@@ -269,6 +281,7 @@ func NewSiteInfo(s *passes.Site) SiteInfo {
 	}
 	si.ScoreBytes = bytesPtr(s.ScoreBytes())
 	si.FusedBytes = bytesPtr(s.FusedBytes())
+	si.IOBytes = bytesPtr(s.IOBytes())
 	if g := passes.RecoverGrid(s); g != nil {
 		si.Grid, si.TokenOrder, si.GridProven = g.Dims, g.Order, g.Proven
 	}

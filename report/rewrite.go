@@ -40,6 +40,9 @@ type RewriteSite struct {
 	// Warning says why the fused op still materialises the scores in its
 	// runtime; FusedBytes then is the score memory.
 	Warning string `json:"warning,omitempty"`
+	// pooled: a pooled plan, whose FusedBytes is its footprint (Q, K, V,
+	// O at the pooled lengths), which the budget judged.
+	pooled bool
 }
 
 // ExternalResult says how external data reached the output.
@@ -59,7 +62,8 @@ func NewRewrite(in, out string, c *passes.Context, saved graph.SaveResult) *Rewr
 		}
 		if a.Plan != nil {
 			rs.Plan = a.Plan.String()
-			if a.Plan.BytesAfter >= 0 && (a.Plan.Approximate() || a.Warning != "") {
+			rs.pooled = a.Plan.Kind == passes.PlanPoolKV || a.Plan.Kind == passes.PlanPoolQKV
+			if a.Plan.BytesAfter >= 0 && (rs.pooled || a.Warning != "") {
 				after := a.Plan.BytesAfter
 				rs.FusedBytes = &after
 			}
@@ -83,6 +87,15 @@ func NewRewrite(in, out string, c *passes.Context, saved graph.SaveResult) *Rewr
 	return r
 }
 
+// ioText names Q/K/V/O beside a fused op's figure: both graphs hold them,
+// so they are no cost of the rewrite (docs/design.md §6).
+func ioText(b *int64) string {
+	if b == nil {
+		return ""
+	}
+	return " (Q/K/V/O " + HumanBytes(b) + " in both graphs)"
+}
+
 // nothingWritten ends rewrite's summary when it fused nothing and was not
 // given -o (cmd/attnopt/rewrite.go): Output is then "".
 const nothingWritten = "nothing to rewrite, no file written (-o FILE writes the model unchanged)"
@@ -99,8 +112,10 @@ func WriteRewrite(w io.Writer, r *Rewrite, explain bool) {
 		case s.Fused && s.Warning != "":
 			fmt.Fprintf(w, "%s: fused into %s %s — scores %s → still %s\n", s.label(), s.Op, s.Node, HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes))
 			fmt.Fprintf(w, "warning: %s: %s\n", s.label(), s.Warning)
+		case s.Fused && s.pooled:
+			fmt.Fprintf(w, "%s: fused into %s %s — scores %s → pooled plan holds %s (Q/K/V/O at the pooled lengths)\n", s.label(), s.Op, s.Node, HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes))
 		case s.Fused:
-			fmt.Fprintf(w, "%s: fused into %s %s — scores %s → fused %s\n", s.label(), s.Op, s.Node, HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes))
+			fmt.Fprintf(w, "%s: fused into %s %s — scores %s → fused op adds %s%s\n", s.label(), s.Op, s.Node, HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes), ioText(s.IOBytes))
 		default:
 			fmt.Fprintf(w, "%s: left as is: %s\n", s.label(), s.Reason)
 		}

@@ -73,11 +73,15 @@ func newChart(sites []SiteReport) *chartView {
 		for j, b := range []*int64{s.BytesBefore, s.BytesAfter} {
 			bar := chartBar{Class: []string{"before", "after"}[j], Site: s.ID, Y: y + float64(j)*barH, H: barH - 2}
 			bar.TextY = bar.Y + barH - 3
-			if b != nil && *b > 0 {
+			// 0 is known: a fused op that adds nothing beyond its inputs
+			// and output (docs/design.md §6) gets a hairline and its label.
+			if b != nil && *b >= 0 {
 				bar.Known, bar.Bytes = true, *b
 				bar.W = math.Max(1, x(float64(*b))-left)
 				bar.Size, bar.Label = HumanBytes(b), HumanBytes(b)
-				if j == 1 {
+				if j == 1 && *b == 0 {
+					bar.Label += ", nothing beyond its inputs and output"
+				} else if j == 1 {
 					bar.Label += ratioText(s.BytesBefore, b)
 				}
 			}

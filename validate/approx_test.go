@@ -144,7 +144,7 @@ func TestApproximationsOnSpatialFixtures(t *testing.T) {
 				fused := passes.FindSites(rew.Graph).Fused
 				described := 0
 				for _, n := range fused {
-					if d := passes.DescribeFused(n); d != nil && d.FusedBytes > 0 {
+					if d := passes.DescribeFused(n); d != nil && d.FusedBytes >= 0 && d.ScoreBytes > 0 {
 						described++
 					}
 				}

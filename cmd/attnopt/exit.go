@@ -32,7 +32,7 @@ var exitCodes = []struct {
 	meaning string
 }{
 	{exitOK, "success; also a `rewrite` with nothing to fuse and a `diff` of models that differ"},
-	{exitFailed, "`validate` (or `rewrite --validate`) found an output out of tolerance (`FAIL`), or `check` found a site over the budget"},
+	{exitFailed, "`validate` (or `rewrite --validate`) found an output out of tolerance (`FAIL`), or `check` found a site (its scores) or a fused op (what it adds) over the budget"},
 	{exitBadInput, "bad usage or bad input, one line on stderr naming the file and the fault: not ONNX (a PyTorch checkpoint, safetensors file or TorchScript archive is named as such), truncated, unsafe external data, a runtime asked for and not found…; a bug in attnopt says so, also exit 2"},
 	{exitNoChecks, "`validate --scope sites` found no rewritten site to compare (`NO CHECKS`), or the checker could not run a check, for a reason that is not the rewrite's (`CANNOT CHECK`: an op the runtime lacks, an original that does not run on the generated inputs, a large site that runs neither reduced nor whole within 2 GiB)"},
 	{exitApproximate, "an approximate site validated without a bound (`APPROXIMATE (not a pass)`): give `--max-error`; `validate` and `rewrite` alike"},

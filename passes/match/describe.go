@@ -56,6 +56,14 @@ func DescribeFused(n *graph.Node) *FusedDesc {
 		if sb, ok := prodDims(s.Batch, s.Heads, s.QLen, graph.D(cells), graph.D(int64(s.DType.Bits()/8))); ok {
 			d.ScoreBytes = sb
 		}
+		// Each window attends within itself: what it adds is one window's
+		// tiles, as a site of that many tokens.
+		win := *s
+		win.QLen, win.KVLen = graph.D(cells), graph.D(cells)
+		d.FusedBytes = -1
+		if fb, ok := win.FusedBytes(); ok {
+			d.FusedBytes = fb
+		}
 	}
 	return d
 }

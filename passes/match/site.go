@@ -227,17 +227,78 @@ func (s *Match) ScoreBytes() (int64, bool) {
 	return prodDims(s.Batch, s.Heads, s.QLen, s.KVLen, graph.D(e))
 }
 
-// FusedBytes is what a fused op holds: Q, K, V, O and a float32 row
-// statistic per query (docs/design.md §6).
-func (s *Match) FusedBytes() (int64, bool) {
+// IOBytes is Q, K, V and O: the tensors both graphs hold, the original
+// and the rewrite alike (docs/design.md §6).
+func (s *Match) IOBytes() (int64, bool) {
 	e := graph.D(int64(s.DType.Bits() / 8))
-	terms := [][]graph.Dim{
-		{e, s.Batch, s.Heads, s.QLen, s.HeadDim},
-		{e, s.Batch, s.KVHeads, s.KVLen, s.HeadDim},
-		{e, s.Batch, s.KVHeads, s.KVLen, s.VHeadDim},
-		{e, s.Batch, s.Heads, s.QLen, s.VHeadDim},
-		{graph.D(4), s.Batch, s.Heads, s.QLen},
+	return sumDims(
+		[]graph.Dim{e, s.Batch, s.Heads, s.QLen, s.HeadDim},
+		[]graph.Dim{e, s.Batch, s.KVHeads, s.KVLen, s.HeadDim},
+		[]graph.Dim{e, s.Batch, s.KVHeads, s.KVLen, s.VHeadDim},
+		[]graph.Dim{e, s.Batch, s.Heads, s.QLen, s.VHeadDim})
+}
+
+// FootprintBytes is what a fused op holds in all: Q, K, V, O and a
+// float32 row statistic per query. rewrite's --memory-budget judges it,
+// since pooling K and V is what shrinks it (passes/plan).
+func (s *Match) FootprintBytes() (int64, bool) {
+	io, ok := s.IOBytes()
+	if !ok {
+		return 0, false
 	}
+	stats, ok := sumDims([]graph.Dim{graph.D(4), s.Batch, s.Heads, s.QLen})
+	if !ok || io+stats < io {
+		return 0, false
+	}
+	return io + stats, true
+}
+
+// CPU kernel constants (kernels/src/cpu/attention_core.h, attention_core.cpp).
+const (
+	cpuBlockQ       = 256      // query rows per work item
+	cpuBlockK       = 64       // keys per tile
+	cpuPackedBudget = 64 << 20 // bytes of packed tiles a call keeps at most
+)
+
+// FusedBytes is what attnopt's fused op adds beyond its inputs and output
+// (docs/design.md §6): on the CPU, the float32 K and V tiles a worker
+// thread packs once and keeps when several chunks of a kv head's queries
+// read them, at most 64 MiB; nothing otherwise. The chunks are the CPU
+// kernel's (plan in kernels/src/cpu/flash_attention.cpp): a chunk holds 256
+// query rows, or several query heads of a GQA group when the rows are few.
+// The per-thread tile buffer every call reuses (at most about 0.5 MiB) is
+// not counted, and the CUDA kernels add nothing. Per worker thread;
+// unknown while a length is symbolic.
+func (s *Match) FusedBytes() (int64, bool) {
+	nq, okQ := s.QLen.Value()
+	heads, okH := s.Heads.Value()
+	kvHeads, okK := s.KVHeads.Value()
+	if !okQ || !okH || !okK || kvHeads <= 0 {
+		return 0, false
+	}
+	group, perChunk, qchunks := heads/kvHeads, int64(1), (nq+cpuBlockQ-1)/cpuBlockQ
+	if 2*nq <= cpuBlockQ {
+		perChunk, qchunks = max(min(group, cpuBlockQ/max(nq, 1)), 1), 1
+	}
+	if (group+perChunk-1)/perChunk*qchunks <= 1 {
+		return 0, true // one chunk per kv head: its tiles are packed as they are read
+	}
+	nk, ok1 := s.KVLen.Value()
+	dqk, ok2 := s.HeadDim.Value()
+	dv, ok3 := s.VHeadDim.Value()
+	if !ok1 || !ok2 || !ok3 {
+		return 0, false
+	}
+	tiles := (nk + cpuBlockK - 1) / cpuBlockK
+	b, ok := sumDims([]graph.Dim{graph.D(4 * cpuBlockK), graph.D(tiles), graph.D(dqk + dv)})
+	if !ok {
+		return 0, false
+	}
+	return min(b, cpuPackedBudget), true
+}
+
+// sumDims is the sum of the products of each list of dims.
+func sumDims(terms ...[]graph.Dim) (int64, bool) {
 	var total int64
 	for _, t := range terms {
 		v, ok := prodDims(t...)

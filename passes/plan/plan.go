@@ -153,7 +153,7 @@ func Choose(s *match.Match, o ApproxOptions) *Plan {
 		before = -1
 	}
 	exact := &Plan{Kind: Exact, BytesBefore: before, BytesAfter: -1}
-	if fb, ok := s.FusedBytes(); ok {
+	if fb, ok := s.FootprintBytes(); ok {
 		exact.BytesAfter = fb
 	}
 	explicit := o.Window != nil || o.Pool != ""

@@ -44,7 +44,9 @@ class Site:
     score_bytes: Optional[int]
     """The naive N x N score tensor; None while a dim is symbolic."""
     fused_bytes: Optional[int]
-    """What the fused op needs (Q, K, V, O and a row statistic)."""
+    """What the fused op adds beyond its inputs and output, per CPU worker thread."""
+    io_bytes: Optional[int]
+    """Q, K, V and O, which the original and the rewrite both hold."""
     subgraph: Optional[str]
     """The If/Loop body or decoder it is in; None in the main graph."""
     lifted_from: Optional[str]
@@ -59,6 +61,7 @@ class Site:
                    v_head_dim=_int(d.get("v_head_dim")), dtype=d.get("dtype", ""), mask=d.get("mask", ""),
                    causal=bool(d.get("causal")), scale=float(d.get("scale") or 0.0),
                    score_bytes=_int(d.get("score_bytes")), fused_bytes=_int(d.get("fused_bytes")),
+                   io_bytes=_int(d.get("io_bytes")),
                    subgraph=d.get("subgraph") or None, lifted_from=d.get("lifted_from") or None)
 
 
@@ -86,6 +89,9 @@ class InspectResult:
     score_bytes: Optional[int]
     """All sites' score tensors; None while a dim is symbolic."""
     fused_bytes: Optional[int]
+    """What the fused ops would add, summed; None while a dim is symbolic."""
+    io_bytes: Optional[int]
+    """All sites' Q, K, V and O, which both graphs hold."""
     json: JSON = field(repr=False)
 
     @classmethod
@@ -94,7 +100,8 @@ class InspectResult:
         return cls(model=d.get("model", ""), opsets=dict(d.get("opsets") or {}),
                    sites=[Site.from_json(s) for s in d.get("sites") or []],
                    fused=[FusedOp.from_json(f) for f in d.get("fused") or []],
-                   score_bytes=_int(t.get("score_bytes")), fused_bytes=_int(t.get("fused_bytes")), json=d)
+                   score_bytes=_int(t.get("score_bytes")), fused_bytes=_int(t.get("fused_bytes")),
+                   io_bytes=_int(t.get("io_bytes")), json=d)
 
 
 @dataclass(frozen=True)
