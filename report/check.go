@@ -13,9 +13,10 @@ import (
 const CheckSchemaV1 = "attnopt.check/v1"
 
 // Check is the `attnopt check` report: every unfused attention site of a
-// model with its score tensor against a per-site memory budget. It fails
-// when a site is over the budget, and, when Strict, also when a site's size
-// is unknown.
+// model with its score tensor, and every fused op with what it adds beyond
+// its inputs and output, against a per-site memory budget. It fails when a
+// site or a fused op is over the budget, and, when Strict, also when a
+// site's size is unknown.
 type Check struct {
 	Schema  string       `json:"schema"`
 	Version string       `json:"version"`

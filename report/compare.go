@@ -580,7 +580,7 @@ func siteReports(match *passes.Result, actions []passes.Action, bMatch *passes.R
 					// scores before it; a pooled plan also adds its pooled
 					// tensors, so it keeps the plan's footprint, which the
 					// budget judged (docs/design.md §6).
-					if pooled := act.Plan.Kind == passes.PlanPoolKV || act.Plan.Kind == passes.PlanPoolQKV; pooled && act.Plan.BytesAfter >= 0 {
+					if act.Plan.Pooled() && act.Plan.BytesAfter >= 0 {
 						after := act.Plan.BytesAfter
 						sr.BytesAfter = &after
 					}

@@ -62,7 +62,7 @@ func NewRewrite(in, out string, c *passes.Context, saved graph.SaveResult) *Rewr
 		}
 		if a.Plan != nil {
 			rs.Plan = a.Plan.String()
-			rs.pooled = a.Plan.Kind == passes.PlanPoolKV || a.Plan.Kind == passes.PlanPoolQKV
+			rs.pooled = a.Plan.Pooled()
 			if a.Plan.BytesAfter >= 0 && (rs.pooled || a.Warning != "") {
 				after := a.Plan.BytesAfter
 				rs.FusedBytes = &after

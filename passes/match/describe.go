@@ -38,9 +38,7 @@ func DescribeFused(n *graph.Node) *FusedDesc {
 		s.Heads, s.KVHeads = qs[1], ks[1]
 	}
 	d := &FusedDesc{Batch: s.Batch, Heads: s.Heads, QLen: s.QLen, KVLen: s.KVLen, HeadDim: s.HeadDim, VHeadDim: s.VHeadDim, DType: s.DType, FusedBytes: -1, ScoreBytes: -1}
-	if fb, ok := s.FusedBytes(); ok {
-		d.FusedBytes = fb
-	}
+	adds := s // what the op adds is sized as a site of these lengths
 	if sb, ok := s.ScoreBytes(); ok {
 		d.ScoreBytes = sb
 	}
@@ -60,10 +58,10 @@ func DescribeFused(n *graph.Node) *FusedDesc {
 		// tiles, as a site of that many tokens.
 		win := *s
 		win.QLen, win.KVLen = graph.D(cells), graph.D(cells)
-		d.FusedBytes = -1
-		if fb, ok := win.FusedBytes(); ok {
-			d.FusedBytes = fb
-		}
+		adds = &win
+	}
+	if fb, ok := adds.FusedBytes(); ok {
+		d.FusedBytes = fb
 	}
 	return d
 }

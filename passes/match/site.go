@@ -246,7 +246,7 @@ func (s *Match) FootprintBytes() (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	stats, ok := sumDims([]graph.Dim{graph.D(4), s.Batch, s.Heads, s.QLen})
+	stats, ok := prodDims(graph.D(4), s.Batch, s.Heads, s.QLen)
 	if !ok || io+stats < io {
 		return 0, false
 	}
@@ -290,7 +290,7 @@ func (s *Match) FusedBytes() (int64, bool) {
 		return 0, false
 	}
 	tiles := (nk + cpuBlockK - 1) / cpuBlockK
-	b, ok := sumDims([]graph.Dim{graph.D(4 * cpuBlockK), graph.D(tiles), graph.D(dqk + dv)})
+	b, ok := prodDims(graph.D(4*cpuBlockK), graph.D(tiles), graph.D(dqk+dv))
 	if !ok {
 		return 0, false
 	}

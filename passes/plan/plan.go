@@ -33,7 +33,14 @@ type Plan struct {
 
 // Approximate reports whether the plan changes the site's function.
 func (p *Plan) Approximate() bool {
-	return p.Kind == Window || p.Kind == PoolKV || p.Kind == PoolQKV
+	return p.Kind == Window || p.Pooled()
+}
+
+// Pooled reports a plan that pools K, V (and Q): the graph then holds the
+// pooled tensors too, so its footprint, not what the fused op adds, is the
+// memory after it (docs/design.md §6).
+func (p *Plan) Pooled() bool {
+	return p.Kind == PoolKV || p.Kind == PoolQKV
 }
 
 func (p *Plan) String() string {
