@@ -111,11 +111,7 @@ func (sp *attnSpec) queryBlock(w *attnBufs, out []float32, b, h, q0, q1 int) {
 			srow := w.s[i*attnBK : i*attnBK+nk]
 			if plain {
 				for jj, x := range srow {
-					x *= scale
-					if x != x {
-						x = negInf // NaN scores are excluded, as in score
-					}
-					srow[jj] = x
+					srow[jj] = x * scale
 				}
 			} else {
 				for jj, x := range srow {
@@ -125,10 +121,19 @@ func (sp *attnSpec) queryBlock(w *attnBufs, out []float32, b, h, q0, q1 int) {
 			sl := w.pp[(i/gemmMR)*gemmMR*nk:]
 			r := i % gemmMR
 			bm := negInf
+			nan := false
 			for _, x := range srow {
-				if x > bm { // no NaN here; the builtin max pays for NaN and ±0
+				if x > bm { // the builtin max pays for NaN and ±0
 					bm = x
+				} else if x != x {
+					nan = true
 				}
+			}
+			if nan {
+				// A NaN score makes the row NaN, as softmax does in the graph
+				// (docs/ops.md "NaN"): as the maximum, it turns the correction,
+				// P, l and the accumulator to NaN from here on.
+				bm = float32(math.NaN())
 			}
 			if bm == negInf { // nothing admissible in this block
 				for jj := range srow {
@@ -233,10 +238,7 @@ func (sp *attnSpec) scoreOf(b, h, i, j int, dot float32) float64 {
 			s += m
 		}
 	}
-	if math.IsNaN(s) {
-		return math.Inf(-1)
-	}
-	return s
+	return s // NaN stays NaN: its row is NaN (docs/ops.md "NaN")
 }
 
 // setMask attaches a mask tensor broadcast over (B,Hq,Nq,Nk).

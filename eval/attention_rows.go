@@ -102,6 +102,7 @@ func (sp *attnSpec) fixRows(r rowSpec, out []float32) {
 				}
 				q := sp.Q[(qb+i)*sp.Dqk : (qb+i+1)*sp.Dqk]
 				mx := float32(math.Inf(-1))
+				nan := false
 				for j := 0; j < sp.Nk; j++ {
 					dot := float32(0)
 					for d, x := range q {
@@ -124,14 +125,15 @@ func (sp *attnSpec) fixRows(r rowSpec, out []float32) {
 						sc = float32(sp.softcap * math.Tanh(float64(sc)/sp.softcap))
 					}
 					s[j] = round(round(sc) + term)
-					if s[j] > mx { // NaN stays out, as in the tiles
+					if s[j] > mx {
 						mx = s[j]
 					}
+					nan = nan || s[j] != s[j] // a NaN score: the row is NaN
 				}
 				orow := out[(qb+i)*sp.Dv : (qb+i+1)*sp.Dv]
-				if math.IsInf(float64(mx), -1) {
+				if math.IsInf(float64(mx), -1) || nan {
 					fill := float32(math.NaN())
-					if r.mode == 2 {
+					if r.mode == 2 && !nan { // a guard tests -inf: NaN stays NaN
 						fill = 0
 					}
 					for d := range orow {

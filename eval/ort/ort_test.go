@@ -695,3 +695,95 @@ func TestReuseAndConcurrency(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestCustomOpsNaN: a NaN in an additive mask or in Q reaches the rows it
+// enters as the decomposed graph gives them in ORT itself (MatMul, Add,
+// Softmax, MatMul): every key of a row's mask NaN, one key NaN, one Q
+// element NaN (docs/ops.md "NaN"; issue 34 found the fused op finite where
+// the graph was NaN). The fused op runs in ORT with the custom ops and in
+// the Go runtime.
+func TestCustomOpsNaN(t *testing.T) {
+	r := runtimeOrSkip(t)
+	lib, err := CustomOpsLibrary("")
+	if err != nil {
+		t.Skip(err)
+	}
+	const b, h, nq, nk, d = 1, 2, 3, 8, 4
+	nan := float32(math.NaN())
+	cases := []struct {
+		name   string
+		poison func(q, mask *eval.Tensor)
+		nanRows int // rows of (b, h, nq) that must be NaN
+	}{
+		{"every key of the mask NaN", func(_, m *eval.Tensor) {
+			for i := range m.F {
+				m.F[i] = nan
+			}
+		}, b * h * nq},
+		{"one key of row 1 NaN", func(_, m *eval.Tensor) { m.F[1*nk+5] = nan }, h},
+		{"NaN beside -inf in row 2", func(_, m *eval.Tensor) {
+			for j := 0; j < nk; j++ {
+				m.F[2*nk+j] = float32(math.Inf(-1))
+			}
+			m.F[2*nk+3] = nan
+		}, h},
+		{"one Q element NaN", func(q, _ *eval.Tensor) { q.F[(1*nq+2)*d+1] = nan }, 1},
+	}
+	graphModel := func() *testgraph.B {
+		g := testgraph.New(17)
+		q := g.Input("Q", graph.Float32, b, h, nq, d)
+		k := g.Input("K", graph.Float32, b, h, nk, d)
+		v := g.Input("V", graph.Float32, b, h, nk, d)
+		m := g.Input("mask", graph.Float32, 1, 1, nq, nk)
+		kt := g.Node("Transpose", []string{k}, testgraph.Ints("perm", 0, 1, 3, 2))
+		s := g.Node("Mul", []string{g.Node("MatMul", []string{q, kt}), g.Scalar(0.5)})
+		p := g.Node("Softmax", []string{g.Node("Add", []string{s, m})}, testgraph.Int("axis", -1))
+		g.Output(g.Node("MatMul", []string{p, v}))
+		return g
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewSource(3))
+			ins := map[string]*eval.Tensor{
+				"Q":    randTensor(rng, graph.Float32, b, h, nq, d),
+				"K":    randTensor(rng, graph.Float32, b, h, nk, d),
+				"V":    randTensor(rng, graph.Float32, b, h, nk, d),
+				"mask": randTensor(rng, graph.Float32, 1, 1, nq, nk),
+			}
+			c.poison(ins["Q"], ins["mask"])
+			run := func(g *testgraph.B, opts SessionOptions) *eval.Tensor {
+				s, err := r.NewSession(g.Bytes(), opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer s.Close()
+				got, err := s.Run(ins)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return got[s.Outputs()[0].Name]
+			}
+			want := run(graphModel(), SessionOptions{Threads: 1})
+			fused := flashModel(graph.Float32, b, h, h, nq, nk, d, d, 0.5, false, []int{1, 1, nq, nk}, graph.Float32)
+			got := run(fused, SessionOptions{CustomOpsLibrary: lib, Threads: 1})
+			goRes, err := eval.Run(fused.Model(), ins, eval.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := 0
+			for i := 0; i < want.Numel(); i += d {
+				if math.IsNaN(want.Float64At(i)) {
+					rows++
+				}
+			}
+			if rows != c.nanRows {
+				t.Fatalf("the graph in ORT has %d NaN rows, the case expects %d", rows, c.nanRows)
+			}
+			for name, res := range map[string]*eval.Tensor{"ORT + custom ops": got, "Go runtime": goRes[fused.Model().Graph.Outputs[0].Name]} {
+				if e, err := compare(res, want); err != nil || e > 1e-5 {
+					t.Errorf("%s against the graph: max error %.3g, %v", name, e, err)
+				}
+			}
+		})
+	}
+}

@@ -2,7 +2,8 @@
 // (attnopt_flash_params.empty_rows), written from docs/fully-masked-rows.md
 // and sharing no code with the kernels: a row that sees a key is the plain
 // softmax over the keys it sees; a row that sees none is the softmax over
-// every key's literal score, computed as the source graph computes it.
+// every key's literal score, computed as the source graph computes it. A
+// NaN score makes its row NaN; keys a row does not admit are not read.
 #ifndef ATTNOPT_TESTS_REFERENCE_ROWS_H_
 #define ATTNOPT_TESTS_REFERENCE_ROWS_H_
 
@@ -64,6 +65,7 @@ inline std::vector<double> reference_rows(const RefDims& d, const Get4& q, const
           sees |= admitted(j) && (m.kind == 1 ? m.keep : m.kind == 2 ? m.value > floor : true);
         }
         double mx = kNegInf;
+        bool nan = false;  // a NaN score: softmax's row is NaN
         const bool literal = !sees && sem.mode != ATTNOPT_EMPTY_ZERO;
         for (int64_t j = 0; j < d.Nk; ++j) {
           const KeyMask m = mask ? mask(b, h, i, j) : KeyMask{0, true, 0};
@@ -80,8 +82,13 @@ inline std::vector<double> reference_rows(const RefDims& d, const Get4& q, const
           }
           s[j] = x;
           if (x > mx) mx = x;
+          nan |= std::isnan(x);
         }
         double* o = &out[((b * d.Hq + h) * d.Nq + i) * d.Dv];
+        if (nan) {
+          for (int64_t c = 0; c < d.Dv; ++c) o[c] = NAN;
+          continue;
+        }
         if (mx == kNegInf) {
           const double fill = literal && sem.mode == ATTNOPT_EMPTY_LITERAL ? NAN : 0.0;
           for (int64_t c = 0; c < d.Dv; ++c) o[c] = fill;

@@ -23,6 +23,10 @@ namespace {
 constexpr float kF32Min = -3.4028234663852886e38f;
 
 enum class Form { BoolPadding, BoolDeadRows, FloatPadding, FloatDeadRows, None };
+// Where a case puts NaN (docs/ops.md "NaN"): none; in the float mask (one row
+// all NaN, one row partly, one dead row's fill next to a NaN); one Q element;
+// one K element; one V element.
+enum class Poison { None, Mask, Q, K, V };
 
 struct Case {
   std::string name;
@@ -35,7 +39,15 @@ struct Case {
   double float_fill = kF32Min;  // FloatPadding: the value padded keys hold
   RowSemantics sem;
   double tol = 0;  // > 0: this case's bound (literal scores near a moderate fill round coarsely)
+  Poison poison = Poison::None;
 };
+
+// Element i of t becomes NaN, in the kernel's copy and the reference's.
+void set_nan(Tensor& t, size_t i) {
+  t.value[i] = NAN;
+  if (t.dtype == ATTNOPT_F32) t.f32[i] = NAN;
+  else t.h16[i] = t.dtype == ATTNOPT_F16 ? 0x7e00 : 0x7fc0;  // quiet NaNs
+}
 
 struct Backend {
   const char* name;
@@ -86,6 +98,19 @@ void run(const Case& c, const Backend& be) {
     case Form::None: break;
   }
   const bool is_float = c.form == Form::FloatPadding || c.form == Form::FloatDeadRows;
+  switch (c.poison) {
+    case Poison::Mask:  // FloatDeadRows: (1,1,Nq,Nk); rows 7 and 11 see keys, row 5 is dead
+      for (int64_t j = 0; j < c.Nk; ++j) {
+        floats[7 * c.Nk + j] = NAN;
+        if (j % 4 == 0) floats[11 * c.Nk + j] = NAN;
+      }
+      floats[5 * c.Nk + 2] = NAN;
+      break;
+    case Poison::Q: set_nan(q, ((1 * c.Hq + 0) * c.Nq + 3) * c.Dqk + 2); break;
+    case Poison::K: set_nan(k, (0 * c.Nk + 20) * c.Dqk + 1); break;
+    case Poison::V: set_nan(v, (0 * c.Nk + 9) * c.Dv + 3); break;
+    case Poison::None: break;
+  }
   p.mask_type = c.form == Form::None ? ATTNOPT_MASK_NONE : is_float ? ATTNOPT_MASK_F32 : ATTNOPT_MASK_BOOL;
   p.mask = c.form == Form::None ? nullptr : is_float ? static_cast<const void*>(floats.data()) : bools.data();
   p.dtype = c.dtype;
@@ -233,6 +258,51 @@ std::vector<Case> cases() {
     c.name = std::string("bool dead rows, ") + dtype_name(t) + " min, rounded";
     c.form = Form::BoolDeadRows;
     c.causal = false;
+    cs.push_back(c);
+  }
+  // NaN reaches the rows that read it, as in the source graph: a NaN mask
+  // element or Q/K element makes the scores it enters NaN, so their rows are
+  // NaN whatever else the row holds (every key NaN, some, or NaN beside -inf
+  // and fills); a NaN in V reaches its column of every row that reads its key.
+  for (const RowSemantics& sem : {zero, once, nan_rows, guarded}) {
+    c = Case{};
+    c.name = "NaN in a float mask (all, some, beside fills)";
+    c.form = Form::FloatDeadRows;
+    c.causal = false;
+    c.sem = sem;
+    c.poison = Poison::Mask;
+    cs.push_back(c);
+  }
+  // f16 and bf16 run the tensor-core kernel on the emulation.
+  for (attnopt_dtype t : {ATTNOPT_F32, ATTNOPT_F16, ATTNOPT_BF16}) {
+    const std::string ty = std::string(" ") + dtype_name(t);
+    c = Case{};
+    c.dtype = t;
+    c.name = "float dead rows, causal (no NaN)" + ty;
+    c.form = Form::FloatDeadRows;
+    c.sem = nan_rows;
+    cs.push_back(c);
+    c = Case{};
+    c.dtype = t;
+    c.name = "NaN in a float mask, causal" + ty;
+    c.form = Form::FloatDeadRows;
+    c.sem = nan_rows;
+    c.poison = Poison::Mask;
+    cs.push_back(c);
+    c = Case{};
+    c.dtype = t;
+    c.name = "NaN in Q, causal padding" + ty;
+    c.poison = Poison::Q;
+    cs.push_back(c);
+    c.name = "NaN in K, causal padding (rows before key 20 do not read it)" + ty;
+    c.poison = Poison::K;
+    cs.push_back(c);
+    c = Case{};
+    c.dtype = t;
+    c.name = "NaN in V, no mask" + ty;
+    c.form = Form::None;
+    c.causal = false;
+    c.poison = Poison::V;
     cs.push_back(c);
   }
   return cs;

@@ -91,6 +91,15 @@ func renderOpsMd() []byte {
 		}
 		fmt.Fprintf(&b, "\nCode: %s.\n\n", "`"+strings.Join(op.Code, "`, `")+"`")
 	}
+	b.WriteString("## NaN\n\n")
+	b.WriteString("Both ops carry NaN as the source graph's softmax does: a NaN in Q, K or an additive mask makes\n")
+	b.WriteString("the scores it enters NaN, and a row with a NaN score is NaN whatever else it holds (every key NaN,\n")
+	b.WriteString("some, or NaN beside -inf and fills; `empty_rows` = 2 zeroes only rows whose scores are all -inf).\n")
+	b.WriteString("A NaN in V reaches its feature in every row that reads its key. Keys a row does not admit (causal,\n")
+	b.WriteString("`sliding_window`, a false bool mask, another window) are not read for that row, so a NaN there does\n")
+	b.WriteString("not reach it, as in ONNX Runtime's fused attention; a graph that adds -inf before its softmax and\n")
+	b.WriteString("multiplies by 0 after it carries such a NaN further. Tests: `kernels/tests/test_empty_rows.cpp`\n")
+	b.WriteString("(CPU and the CUDA kernels on the emulation), `eval/ort/ort_test.go` TestCustomOpsNaN.\n\n")
 	b.WriteString("## Refusals\n\n")
 	b.WriteString("Each reader refuses an op with one message per rule, in the same words in Go and C++ (Go quotes\n")
 	b.WriteString("NAME with double quotes):\n")

@@ -62,6 +62,7 @@ void literal_row(const attnopt_flash_params& p, const EmptyRows& e, int64_t b, i
   load_row(p.dtype, p.q.data, b * p.q.stride[0] + h * p.q.stride[1] + i * p.q.stride[2], p.dim_qk,
            p.q.stride[3], r.q.data());
   float mx = -std::numeric_limits<float>::infinity();
+  bool nan = false;
   for (int64_t j = 0; j < nk; ++j) {
     load_row(p.dtype, p.k.data, b * p.k.stride[0] + hk * p.k.stride[1] + j * p.k.stride[2], p.dim_qk,
              p.k.stride[3], r.k.data());
@@ -72,14 +73,15 @@ void literal_row(const attnopt_flash_params& p, const EmptyRows& e, int64_t b, i
     const float s = round_to(p.fill_dtype, x);
     const float a = round_to(p.fill_dtype, s + literal_term(e, p.mask_type, r.mask[j], i, j));
     r.s[j] = a;
-    mx = std::max(mx, a);  // NaN scores stay out of the max, as in the tiles
+    mx = std::max(mx, a);  // NaN scores stay out of the max ...
+    nan |= std::isnan(a);  // ... and make the row NaN (docs/ops.md "NaN")
   }
   std::fill(r.acc.begin(), r.acc.end(), 0.0);
   const bool none = mx == -std::numeric_limits<float>::infinity();
-  if (none) {
+  if (none || nan) {
     // Every literal score is -inf: softmax gives 0/0 (NaN) unless the
-    // source guarded such rows.
-    const float fill = e.mode == ATTNOPT_EMPTY_LITERAL_ZERO ? 0.0f : std::numeric_limits<float>::quiet_NaN();
+    // source guarded such rows (a guard tests -inf, so NaN stays NaN).
+    const float fill = e.mode == ATTNOPT_EMPTY_LITERAL_ZERO && !nan ? 0.0f : std::numeric_limits<float>::quiet_NaN();
     std::fill(r.acc.begin(), r.acc.end(), fill);
   } else {
     double sum = 0;

@@ -14,6 +14,7 @@
 // see, and a warp skips the tiles none of its rows can see; a bool mask is
 // packed to one bit per key per tile in shared memory, and a warp whose rows
 // keep (or drop) every key of a tile takes the unmasked (or no) path.
+#include <cfloat>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -341,10 +342,18 @@ __global__ void __launch_bounds__(block_threads(DV_P), min_blocks(DV_P, WINDOW))
                 x = s[mt][n][e] * sc;
                 if (bool_mask) {
                   if (!((mw[mt][rr] >> jj) & 1u)) x = -INFINITY;
+                  x *= kLog2e;
                 } else if (!WINDOW && a.mask_type) {
-                  x += mask_value(a.mask_type, a.mask, mrow[mt][rr] + (k0 + jj) * a.ms[3]);
+                  const float mv = mask_value(a.mask_type, a.mask, mrow[mt][rr] + (k0 + jj) * a.ms[3]);
+                  x = (x + mv) * kLog2e;
+                  // A finite fill near float's lowest (finfo.min) overflows to
+                  // -inf times log2 e: held at the lowest finite value, so a
+                  // row of such fills is the mean of V the source computes, as
+                  // on the CPU (docs/fully-masked-rows.md). NaN stays NaN.
+                  if (x == -INFINITY && mv != -INFINITY) x = -FLT_MAX;
+                } else {
+                  x *= kLog2e;
                 }
-                x *= kLog2e;
               }
               s[mt][n][e] = x;
               mx[mt][rr] = fmaxf(mx[mt][rr], x);

@@ -73,12 +73,18 @@ __global__ void __launch_bounds__(kRowsPerBlock * 32, kMinBlocks) flash_rows_ker
     const float m = mask_value(a.mask_type, a.mask, moff + j * a.ms[3]);
     return round_as(r.fill_dtype, s + literal_term(e, a.mask_type, m, i, j));
   };
-  float mx = -INFINITY;
-  for (int64_t j = lane; j < a.len_k; j += 32) mx = fmaxf(mx, literal(j));  // fmaxf drops NaN
+  float mx = -INFINITY, nan = 0.0f;
+  for (int64_t j = lane; j < a.len_k; j += 32) {
+    const float x = literal(j);
+    mx = fmaxf(mx, x);  // fmaxf drops NaN ...
+    if (isnan(x)) nan = 1.0f;  // ... which makes the row NaN (docs/ops.md "NaN")
+  }
   mx = warp_max(mx);
-  if (mx == -INFINITY) {
-    // Softmax over scores that are all -inf is 0/0, unless the source guarded it.
-    const float fill = e.mode == ATTNOPT_EMPTY_LITERAL_ZERO ? 0.0f : NAN;
+  nan = warp_max(nan);
+  if (mx == -INFINITY || nan > 0.0f) {
+    // Softmax over scores that are all -inf is 0/0, unless the source guarded
+    // it (a guard tests -inf: NaN stays NaN).
+    const float fill = e.mode == ATTNOPT_EMPTY_LITERAL_ZERO && nan == 0.0f ? 0.0f : NAN;
     for (int c = lane; c < a.dv; c += 32) o[c * a.os[3]] = from_float<T>(fill);
     return;
   }
