@@ -73,17 +73,26 @@ func (r *Report) title() string {
 
 func dimText(v any) string { return fmt.Sprint(v) }
 
-func (s *SiteReport) maskText() string { return maskText(s.Mask, s.Causal) }
+func (s *SiteReport) maskText() string { return maskText(s.Mask, s.Causal, s.SlidingWindow, s.Softcap) }
 
-// maskText is a site's mask in tables: its kind, "causal", or both.
-func maskText(m passes.MaskKind, causal bool) string {
+// maskText is a site's mask in tables: its kind, "causal", or both, then
+// the sliding window and the softcap when the site has them ("bool+causal
+// window 4096 softcap 50"), so no table hides what the fused op computes.
+func maskText(m passes.MaskKind, causal bool, window int64, softcap float64) string {
+	t := string(m)
 	switch {
 	case causal && m == passes.MaskNone:
-		return "causal"
+		t = "causal"
 	case causal:
-		return string(m) + "+causal"
+		t = string(m) + "+causal"
 	}
-	return string(m)
+	if window > 0 {
+		t += " window " + strconv.FormatInt(window, 10)
+	}
+	if softcap > 0 {
+		t += " softcap " + strconv.FormatFloat(softcap, 'g', -1, 64)
+	}
+	return t
 }
 
 // opText is the fused op, with the approximation when there is one.

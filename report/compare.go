@@ -138,9 +138,10 @@ type SiteReport struct {
 	Mask      passes.MaskKind `json:"mask"`
 	MaskShape []any           `json:"mask_shape"`
 	Causal    bool            `json:"causal"`
-	// SlidingWindow and Rows are the site's typed window and row
-	// semantics (SiteInfo's).
+	// SlidingWindow, Softcap and Rows are the site's typed window, cap and
+	// row semantics (SiteInfo's).
 	SlidingWindow int64     `json:"sliding_window,omitempty"`
+	Softcap       float64   `json:"softcap,omitempty"` // c·tanh(s/c) before the mask; absent when none
 	Rows          *RowsInfo `json:"rows,omitempty"`
 	Scale         *float64  `json:"scale"` // null if not finite
 	Shape         SiteShape `json:"shape"`
@@ -185,7 +186,7 @@ func newSiteReport(s *passes.Site) SiteReport {
 	si := NewSiteInfo(s)
 	return SiteReport{ID: si.ID, Subgraph: si.Subgraph, Softmax: si.Softmax, Variant: si.Variant, Nodes: nonNil(si.Nodes),
 		Q: si.Q, K: si.K, V: si.V, Output: si.Output, DType: si.DType, Mask: si.Mask, MaskShape: si.MaskShape,
-		Causal: si.Causal, SlidingWindow: si.SlidingWindow, Rows: si.Rows, Scale: finite(si.Scale), ScoreBytes: si.ScoreBytes, FusedBytes: si.FusedBytes, IOBytes: si.IOBytes,
+		Causal: si.Causal, SlidingWindow: si.SlidingWindow, Softcap: si.Softcap, Rows: si.Rows, Scale: finite(si.Scale), ScoreBytes: si.ScoreBytes, FusedBytes: si.FusedBytes, IOBytes: si.IOBytes,
 		Shape: SiteShape{dimAny(s.Batch), dimAny(s.Heads), dimAny(s.KVHeads), dimAny(s.QLen), dimAny(s.KVLen), dimAny(s.HeadDim), dimAny(s.VHeadDim)}}
 }
 

@@ -72,7 +72,7 @@ func (r *Inspect) writeText(w io.Writer, explain, aligned bool) error {
 		for _, s := range r.Sites {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.4g\t%s\t%s\t%s\t%s\n", s.ID, s.Softmax,
 				s.Dims.Batch, s.Dims.Heads, s.Dims.QLen, s.Dims.KVLen, s.Dims.HeadDim, s.Dims.VHeadDim,
-				s.DType, maskText(s.Mask, s.Causal), s.Scale, gridText(s), HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes),
+				s.DType, maskText(s.Mask, s.Causal, s.SlidingWindow, s.Softcap), s.Scale, gridText(s), HumanBytes(s.ScoreBytes), HumanBytes(s.FusedBytes),
 				HumanBytes(s.IOBytes))
 		}
 		tw.Flush()
