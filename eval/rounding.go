@@ -23,7 +23,7 @@ var gridPreserving = map[string]bool{
 // fp16/bf16 outputs of grid-preserving ops whose float inputs share the
 // output's dtype (see gridPreserving).
 func roundOutput(n *graph.Node, in []*Tensor, t *Tensor) *Tensor {
-	if (t.DType == graph.Float16 || t.DType == graph.BFloat16) && (n.Domain == "" || n.Domain == "ai.onnx") && gridPreserving[n.OpType] {
+	if (t.DType == graph.Float16 || t.DType == graph.BFloat16) && graph.IsDefaultDomain(n.Domain) && gridPreserving[n.OpType] {
 		same := true
 		for _, x := range in {
 			if x != nil && x.F != nil && x.DType != t.DType {

@@ -41,24 +41,16 @@ type kernel func(c *opCtx, in []*Tensor) ([]*Tensor, error)
 var kernels = map[string]kernel{}
 
 func opKey(domain, op string) string {
-	if domain == "ai.onnx" {
-		domain = ""
-	}
-	return domain + "\x00" + op
+	return graph.CanonicalDomain(domain) + "\x00" + op
 }
 
 func register(domain, op string, k kernel) { kernels[opKey(domain, op)] = k }
 
-func domainName(d string) string {
-	if d == "" {
-		return "ai.onnx"
-	}
-	return d
-}
+func domainName(d string) string { return graph.DomainName(d) }
 
 // Supports reports whether the runtime has a kernel for the node's op.
 func Supports(n *graph.Node) bool {
-	if n.OpType == "Constant" && (n.Domain == "" || n.Domain == "ai.onnx") {
+	if n.OpType == "Constant" && graph.IsDefaultDomain(n.Domain) {
 		return true
 	}
 	return kernels[opKey(n.Domain, n.OpType)] != nil
@@ -243,7 +235,7 @@ func runNode(m *graph.Model, n *graph.Node, in []*Tensor, threads int) (outs []*
 			err = fmt.Errorf("internal error: %v", r)
 		}
 	}()
-	if n.OpType == "Constant" && (n.Domain == "" || n.Domain == "ai.onnx") {
+	if n.OpType == "Constant" && graph.IsDefaultDomain(n.Domain) {
 		t, err := constantNode(n)
 		return []*Tensor{t}, err
 	}

@@ -14,11 +14,7 @@ func (m *Model) Dump() string {
 	g := m.Graph
 	var ops []string
 	for _, o := range m.Opsets {
-		d := o.Domain
-		if d == "" {
-			d = "ai.onnx"
-		}
-		ops = append(ops, fmt.Sprintf("%s=%d", d, o.Version))
+		ops = append(ops, fmt.Sprintf("%s=%d", DomainName(o.Domain), o.Version))
 	}
 	sort.Strings(ops)
 	fmt.Fprintf(&b, "opsets %s\n", strings.Join(ops, " "))

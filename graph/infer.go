@@ -68,7 +68,7 @@ func InferShapes(g *Graph) {
 // InferNode infers the outputs of one node from its inputs.
 func InferNode(g *Graph, n *Node) {
 	c := &ictx{g: g, n: n, opset: g.model.Opset("")}
-	if normDomain(n.Domain) != "" {
+	if CanonicalDomain(n.Domain) != "" {
 		if f := customRules[n.Domain+"."+n.OpType]; f != nil {
 			f(c)
 		}
@@ -87,9 +87,16 @@ var rules map[string]inferFunc
 var customRules = map[string]inferFunc{}
 
 // RegisterInfer adds an inference rule for an op the built-in table lacks
-// (fused attention ops; domain "" for the default domain).
+// (fused attention ops; domain "" for the default domain). An op has one
+// rule: registering a second panics at init, naming it, rather than
+// silently replacing the first.
 func RegisterInfer(domain, op string, f func(g *Graph, n *Node)) {
-	customRules[normDomain(domain)+"."+op] = func(c *ictx) { f(c.g, c.n) }
+	key := CanonicalDomain(domain) + "." + op
+	_, builtin := rules[op]
+	if _, dup := customRules[key]; dup || (builtin && CanonicalDomain(domain) == "") {
+		panic("graph.RegisterInfer: " + DomainName(domain) + "." + op + " already has a shape rule")
+	}
+	customRules[key] = func(c *ictx) { f(c.g, c.n) }
 }
 
 // SetType records an inferred output type, keeping declared knowledge.

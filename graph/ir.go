@@ -26,7 +26,7 @@ type Opset struct {
 // default domain), or 0 when not imported.
 func (m *Model) Opset(domain string) int64 {
 	for _, o := range m.Opsets {
-		if normDomain(o.Domain) == normDomain(domain) {
+		if CanonicalDomain(o.Domain) == CanonicalDomain(domain) {
 			return o.Version
 		}
 	}
@@ -36,19 +36,12 @@ func (m *Model) Opset(domain string) int64 {
 // SetOpset imports domain at version, replacing an existing import.
 func (m *Model) SetOpset(domain string, version int64) {
 	for i, o := range m.Opsets {
-		if normDomain(o.Domain) == normDomain(domain) {
+		if CanonicalDomain(o.Domain) == CanonicalDomain(domain) {
 			m.Opsets[i].Version = version
 			return
 		}
 	}
 	m.Opsets = append(m.Opsets, Opset{Domain: domain, Version: version})
-}
-
-func normDomain(d string) string {
-	if d == "ai.onnx" {
-		return ""
-	}
-	return d
 }
 
 // Graph is a computation graph: nodes in order, values by name.
@@ -162,7 +155,7 @@ func (n *Node) Output(i int) *Value {
 
 // Is reports whether the node is op in the default ONNX domain.
 func (n *Node) Is(op string) bool {
-	return n.OpType == op && normDomain(n.Domain) == ""
+	return n.OpType == op && CanonicalDomain(n.Domain) == ""
 }
 
 // Label names the node for messages: its name, or its op and first output.

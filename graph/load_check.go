@@ -49,7 +49,7 @@ func checkModelProto(pb *onnxpb.ModelProto) error {
 		if o.GetVersion() < 1 {
 			return badInput("opset_import of domain %q has version %d", o.GetDomain(), o.GetVersion())
 		}
-		c.opsets[normDomain(o.GetDomain())] = o.GetVersion()
+		c.opsets[CanonicalDomain(o.GetDomain())] = o.GetVersion()
 	}
 	return c.graph(pb.Graph)
 }
@@ -119,7 +119,7 @@ func (c *protoChecker) node(n *onnxpb.NodeProto) error {
 	if n.GetOpType() == "" {
 		return badInput("node %q has an empty op_type", label)
 	}
-	dom := normDomain(n.GetDomain())
+	dom := CanonicalDomain(n.GetDomain())
 	ver, ok := c.opsets[dom]
 	if !ok && !runtimeDomains[dom] {
 		return badInput("node %q (%s) is in domain %q, which the model's opset_import does not import", label, n.GetOpType(), n.GetDomain())
@@ -260,7 +260,7 @@ func (g *Graph) CheckShapes() error { return g.checkShapes() }
 func (g *Graph) checkShapes() error {
 	opset := g.model.Opset("")
 	for _, n := range g.Nodes {
-		if normDomain(n.Domain) != "" {
+		if CanonicalDomain(n.Domain) != "" {
 			continue
 		}
 		// The same rule the final check before saving applies.

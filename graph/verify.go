@@ -97,7 +97,7 @@ var sameTypeOps = map[string][]int{
 }
 
 func checkDTypes(n *Node) error {
-	if normDomain(n.Domain) != "" {
+	if CanonicalDomain(n.Domain) != "" {
 		return nil
 	}
 	slots, ok := sameTypeOps[n.OpType]

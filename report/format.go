@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/internal/units"
 	"github.com/attnopt/attnopt/passes"
 	"io"
@@ -82,10 +83,7 @@ func (r *Inspect) writeText(w io.Writer, explain, aligned bool) error {
 		writeCUDAAdvice(w, r.Sites)
 	}
 	for _, f := range r.Fused {
-		dom := f.Domain
-		if dom == "" {
-			dom = "ai.onnx"
-		}
+		dom := graph.DomainName(f.Domain)
 		fmt.Fprintf(w, "already fused: %s.%s %s", dom, f.Op, f.Node)
 		if f.FusedBytes != nil {
 			fmt.Fprintf(w, " (Nq %s, Nk %s", ptrText(f.QLen), ptrText(f.KVLen))

@@ -210,11 +210,7 @@ func bytesPtr(v int64, ok bool) *int64 {
 func NewInspect(path string, m *graph.Model, res *passes.Result) *Inspect {
 	r := &Inspect{Schema: InspectSchemaV1, Version: version.Version, Model: path, Opsets: map[string]int64{}, Sites: []SiteInfo{}, Fused: []FusedInfo{}}
 	for _, o := range m.Opsets {
-		d := o.Domain
-		if d == "" {
-			d = "ai.onnx"
-		}
-		r.Opsets[d] = o.Version
+		r.Opsets[graph.DomainName(o.Domain)] = o.Version
 	}
 	var score, fused, io int64
 	known := true

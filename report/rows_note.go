@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 
+	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/passes"
 )
 
@@ -33,5 +34,5 @@ func rowsNote(actions []passes.Action) string {
 // Attention (opset 23 and later), not from a contrib op.
 func liftedONNXAttention(s *passes.Site) bool {
 	l := s.Lifted
-	return l != nil && l.OpType == "Attention" && (l.Domain == "" || l.Domain == "ai.onnx")
+	return l != nil && l.OpType == "Attention" && graph.IsDefaultDomain(l.Domain)
 }

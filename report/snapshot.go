@@ -109,19 +109,9 @@ func TakeSnapshot(path string, m *graph.Model) *Snapshot {
 	return s
 }
 
-func domainName(d string) string {
-	if d == "" {
-		return "ai.onnx"
-	}
-	return d
-}
+func domainName(d string) string { return graph.DomainName(d) }
 
-func normDomain(d string) string {
-	if d == "ai.onnx" {
-		return ""
-	}
-	return d
-}
+func normDomain(d string) string { return graph.CanonicalDomain(d) }
 
 func signatureOf(v *graph.Value) Signature {
 	s := Signature{Name: v.Name, DType: v.Type.DType.String()}

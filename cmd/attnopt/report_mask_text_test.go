@@ -49,7 +49,7 @@ func TestReportsShowWindowAndSoftcap(t *testing.T) {
 				}
 				conforms(t, "report.v1.json", string(data))
 				var doc struct {
-					Sites []map[string]any `json:"sites"`
+					Sites  []map[string]any `json:"sites"`
 					Totals struct {
 						Fused int `json:"fused"`
 					} `json:"totals"`

@@ -711,8 +711,8 @@ func TestCustomOpsNaN(t *testing.T) {
 	const b, h, nq, nk, d = 1, 2, 3, 8, 4
 	nan := float32(math.NaN())
 	cases := []struct {
-		name   string
-		poison func(q, mask *eval.Tensor)
+		name    string
+		poison  func(q, mask *eval.Tensor)
 		nanRows int // rows of (b, h, nq) that must be NaN
 	}{
 		{"every key of the mask NaN", func(_, m *eval.Tensor) {

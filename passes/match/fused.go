@@ -29,10 +29,7 @@ var liftRules = []liftRule{
 }
 
 func liftRuleFor(n *graph.Node) *liftRule {
-	d := n.Domain
-	if d == "ai.onnx" {
-		d = ""
-	}
+	d := graph.CanonicalDomain(n.Domain)
 	for i := range liftRules {
 		if liftRules[i].domain == d && liftRules[i].op == n.OpType {
 			return &liftRules[i]

@@ -328,9 +328,5 @@ var fusedOps = map[string]map[string]bool{
 
 // IsFusedAttention reports whether n is an already-fused attention op.
 func IsFusedAttention(n *graph.Node) bool {
-	d := n.Domain
-	if d == "ai.onnx" {
-		d = ""
-	}
-	return fusedOps[d][n.OpType]
+	return fusedOps[graph.CanonicalDomain(n.Domain)][n.OpType]
 }

@@ -56,11 +56,7 @@ func ScaleProblem(scale float64) string {
 
 // OpName is "domain.Op" with ai.onnx for the default domain.
 func OpName(n *graph.Node) string {
-	d := n.Domain
-	if d == "" {
-		d = "ai.onnx"
-	}
-	return d + "." + n.OpType
+	return graph.DomainName(n.Domain) + "." + n.OpType
 }
 
 // CheckFusedOps runs the schema of every fused op in g.

@@ -47,20 +47,6 @@ func init() {
 		}
 		n.Output(0).SetType(graph.TensorOf(x.Type.DType, graph.Shape{x.Type.Shape[0], x.Type.Shape[1], graph.D(sizes[2])}))
 	})
-	// SkipLayerNormalization, which feeds com.microsoft.Attention in ONNX
-	// Runtime's optimized BERT graphs: output 0 (and the sum, output 3)
-	// are shaped like the input; without this the input's rank is unknown.
-	graph.RegisterInfer("com.microsoft", "SkipLayerNormalization", func(g *graph.Graph, n *graph.Node) {
-		x := n.Input(0)
-		if x == nil || !x.Type.Ranked {
-			return
-		}
-		for _, i := range []int{0, 3} {
-			if o := n.Output(i); o != nil {
-				o.SetType(x.Type)
-			}
-		}
-	})
 }
 
 // InferFlash is FlashAttention's output (…, Nq, Dv) from Q (…, Nq, Dqk) and

@@ -39,10 +39,7 @@ var runtimeChecks = []runtimeCheck{
 
 // CheckRuntimeOp is n's runtime check, nil when it passes or has none.
 func CheckRuntimeOp(n *graph.Node) error {
-	d := n.Domain
-	if d == "ai.onnx" {
-		d = ""
-	}
+	d := graph.CanonicalDomain(n.Domain)
 	for _, c := range runtimeChecks {
 		if c.domain == d && c.op == n.OpType {
 			if err := c.check(n); err != nil {
