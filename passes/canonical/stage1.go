@@ -74,7 +74,7 @@ func (b *build) exact(e *emit.Emitter, zeroEmpty bool) (*graph.Value, error) {
 	if s.Rank == 2 {
 		q, k, v = e.Unsqueeze(q, 0), e.Unsqueeze(k, 0), e.Unsqueeze(v, 0)
 	}
-	mask, _, err := maskInput(e, s, scoreDType(s), true)
+	mask, err := maskInput(e, s, scoreDType(s))
 	if err != nil {
 		return nil, err
 	}
@@ -183,31 +183,30 @@ func (b *build) restoreOutput(e *emit.Emitter, out *graph.Value) *graph.Value {
 }
 
 // maskInput builds the one mask tensor a fused op reads from the site's mask
-// terms. A single bool term stays bool when the target reads bool masks,
-// with the fill it drops keys with (nil: −inf; the canonical op states it
-// as mask_fill, passes/match/rows.go); otherwise every term becomes additive in dtype dt
-// (a finite fill as itself) and they are summed. No term is
-// expanded over heads, except a term added in a batch view of the scores
-// (Swin's windows, BLOOM's heads), which is tiled over that view's two split
-// axes to reach the site's frame (unview).
-func maskInput(e *emit.Emitter, s *match.Match, dt graph.DType, boolOK bool) (*graph.Value, *float64, error) {
+// terms. A single bool term stays bool (the canonical op states the fill it
+// drops keys with as mask_fill, from s.Fills: passes/match/rows.go);
+// otherwise every term becomes additive in dtype dt (a finite fill as
+// itself) and they are summed. No term is expanded over heads, except a
+// term added in a batch view of the scores (Swin's windows, BLOOM's heads),
+// which is tiled over that view's two split axes to reach the site's frame
+// (unview). Each target lowers the bool mask as it reads one (passes/lower).
+func maskInput(e *emit.Emitter, s *match.Match, dt graph.DType) (*graph.Value, error) {
 	if len(s.Masks) == 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
-	if len(s.Masks) == 1 && s.Masks[0].Kind == match.MaskBool && boolOK {
+	if len(s.Masks) == 1 && s.Masks[0].Kind == match.MaskBool {
 		t := s.Masks[0]
 		v := t.Value
 		if t.Inverted {
 			v = e.Op("Not", "", []*graph.Value{v})
 		}
-		m, err := unview(e, s, t, v)
-		return m, t.Fill, err
+		return unview(e, s, t, v)
 	}
 	var sum *graph.Value
 	for _, t := range s.Masks {
 		v, err := termBias(e, s, t, dt)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if sum == nil {
 			sum = v
@@ -215,7 +214,7 @@ func maskInput(e *emit.Emitter, s *match.Match, dt graph.DType, boolOK bool) (*g
 			sum = e.Op("Add", "", []*graph.Value{sum, v})
 		}
 	}
-	return sum, nil, nil
+	return sum, nil
 }
 
 func termBias(e *emit.Emitter, s *match.Match, t match.MaskTerm, dt graph.DType) (*graph.Value, error) {

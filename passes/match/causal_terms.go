@@ -246,7 +246,7 @@ func (m *matcher) peelCausalLeaves(s *draft, leaves []maskLeaf, term func(maskLe
 			// Causal and the band in one term: causal when it fits, and a
 			// mask until the window states the band too.
 			s.causalTerms = append(s.causalTerms, causalTerm{t: t, v: l.v, term: term(l), fill: leafFill(l), once: sharesFill(leaves, i), band: true})
-			s.band = &causalTerm{t: band, v: l.v, fill: leafFill(l)}
+			s.band = &causalTerm{t: band, v: l.v, term: term(l), fill: leafFill(l)}
 			continue
 		}
 		if t, ok := leafTri(l); ok {
@@ -273,7 +273,7 @@ func (m *matcher) peelCausalLeaves(s *draft, leaves []maskLeaf, term func(maskLe
 		}
 		if t, ok := leafPattern(l); ok && t.neg {
 			// Keys j > i + off: with the causal term, a sliding window.
-			s.band = &causalTerm{t: t, v: l.v, fill: leafFill(l)}
+			s.band = &causalTerm{t: t, v: l.v, term: term(l), fill: leafFill(l)}
 		}
 		m.addMask(s, term(l))
 	}
