@@ -56,21 +56,6 @@ constexpr int block_rows(int dv_p) { return mma_shape(dv_p).warps * 16 * mma_sha
 #endif
 
 #ifdef ATTNOPT_SM80
-// Two floats as one 32-bit register of T; lo goes to the lower column.
-template <typename T>
-__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-  if constexpr (std::is_same<T, __half>::value) {
-    const __half2 h = __floats2half2_rn(lo, hi);
-    uint32_t r;
-    memcpy(&r, &h, sizeof(r));  // a bit copy, free of aliasing rules
-    return r;
-  } else {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    uint32_t r;
-    memcpy(&r, &h, sizeof(r));
-    return r;
-  }
-}
 
 // Copies ROWS rows (segment rows first.., tokens through seg) of a (token x
 // dim) operand into a [ROWS][ld] tile, columns [0, cols) with zeros past dim

@@ -45,20 +45,6 @@ constexpr size_t smem_bytes() {
 }
 
 #ifdef ATTNOPT_SM90A
-template <typename T>
-__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-  if constexpr (std::is_same<T, __half>::value) {
-    const __half2 h = __floats2half2_rn(lo, hi);
-    uint32_t r;
-    memcpy(&r, &h, sizeof(r));
-    return r;
-  } else {
-    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
-    uint32_t r;
-    memcpy(&r, &h, sizeof(r));
-    return r;
-  }
-}
 
 __device__ __forceinline__ uint64_t kmajor_desc(uint32_t addr) {
   return encode_smem_desc(SmemDesc{addr, 16u, 1024u, 0u, Swizzle::k128B});

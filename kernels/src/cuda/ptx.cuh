@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include <cstring>
 #include <type_traits>
 
 #ifdef ATTNOPT_CUDA_EMULATION
@@ -80,4 +81,26 @@ __device__ __forceinline__ void mma16816(float (&d)[4], const uint32_t (&a)[4], 
 }  // namespace attnopt
 
 #endif  // ATTNOPT_CUDA_EMULATION / sm_80
+
+#if defined(ATTNOPT_CUDA_EMULATION) || !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+namespace attnopt {
+namespace cuda {
+// Two floats as one 32-bit register of T (half or bfloat16), lo in the
+// lower half: a P fragment of the tensor-core kernels (flash_mma.cu,
+// flash_wgmma.cu).
+template <typename T>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+  uint32_t r;
+  if constexpr (std::is_same<T, __half>::value) {
+    const __half2 h = __floats2half2_rn(lo, hi);
+    memcpy(&r, &h, sizeof(r));  // a bit copy, free of aliasing rules
+  } else {
+    const __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+    memcpy(&r, &h, sizeof(r));
+  }
+  return r;
+}
+}  // namespace cuda
+}  // namespace attnopt
+#endif
 #endif  // ATTNOPT_CUDA_PTX_CUH_
