@@ -275,35 +275,21 @@ std::vector<Case> cases() {
   }
   // f16 and bf16 run the tensor-core kernel on the emulation.
   for (attnopt_dtype t : {ATTNOPT_F32, ATTNOPT_F16, ATTNOPT_BF16}) {
-    const std::string ty = std::string(" ") + dtype_name(t);
-    c = Case{};
-    c.dtype = t;
-    c.name = "float dead rows, causal (no NaN)" + ty;
-    c.form = Form::FloatDeadRows;
-    c.sem = nan_rows;
-    cs.push_back(c);
-    c = Case{};
-    c.dtype = t;
-    c.name = "NaN in a float mask, causal" + ty;
-    c.form = Form::FloatDeadRows;
-    c.sem = nan_rows;
-    c.poison = Poison::Mask;
-    cs.push_back(c);
-    c = Case{};
-    c.dtype = t;
-    c.name = "NaN in Q, causal padding" + ty;
-    c.poison = Poison::Q;
-    cs.push_back(c);
-    c.name = "NaN in K, causal padding (rows before key 20 do not read it)" + ty;
-    c.poison = Poison::K;
-    cs.push_back(c);
-    c = Case{};
-    c.dtype = t;
-    c.name = "NaN in V, no mask" + ty;
-    c.form = Form::None;
-    c.causal = false;
-    c.poison = Poison::V;
-    cs.push_back(c);
+    auto add = [&](const std::string& name, Form form, bool causal, const RowSemantics& sem, Poison poison) {
+      Case x;
+      x.dtype = t;
+      x.name = name + " " + dtype_name(t);
+      x.form = form;
+      x.causal = causal;
+      x.sem = sem;
+      x.poison = poison;
+      cs.push_back(x);
+    };
+    add("float dead rows, causal (no NaN)", Form::FloatDeadRows, true, nan_rows, Poison::None);
+    add("NaN in a float mask, causal", Form::FloatDeadRows, true, nan_rows, Poison::Mask);
+    add("NaN in Q, causal padding", Form::BoolPadding, true, zero, Poison::Q);
+    add("NaN in K, causal padding (rows before key 20 do not read it)", Form::BoolPadding, true, zero, Poison::K);
+    add("NaN in V, no mask", Form::None, false, zero, Poison::V);
   }
   return cs;
 }
