@@ -147,9 +147,39 @@ func (b *build) naturalKV(e *emit.Emitter, x *graph.Value, swapped bool, past *g
 	case b.s.PackedHeads:
 		x = splitHeads(e, x, b.s.KVHeads)
 	}
+	if r := int64(b.s.Rank); b.s.KVBroadcast && x.Type.Rank() < int(r) {
+		x = expandOver(e, x, b.s.Q, r)
+	}
 	x = appendCache(e, past, x)
 	b.present[i] = x
 	return x
+}
+
+// expandOver broadcasts x, whose last two axes are (N, D) and which has
+// fewer axes than the rank-r q, to q's leading dims: keys shared by every
+// batch and head (match.Match.KVBroadcast) become the (…, N, D) operand the
+// fused ops read. Expand is exact; the copy is one K or V per batch·head.
+// Static dims give a constant target shape, others Shape arithmetic.
+func expandOver(e *emit.Emitter, x, q *graph.Value, r int64) *graph.Value {
+	dims := append(append([]graph.Dim{}, q.Type.Shape[:r-2]...), x.Type.Shape[x.Type.Rank()-2:]...)
+	if static, ok := staticDims(dims); ok {
+		return e.Op("Expand", "", []*graph.Value{x, e.I64(static...)})
+	}
+	shape := e.Op("Concat", "", []*graph.Value{e.ShapeSlice(q, 0, r-2), e.ShapeSlice(x, -2, int64(x.Type.Rank()))}, graph.IntAttr("axis", 0))
+	return e.Op("Expand", "", []*graph.Value{x, shape})
+}
+
+// staticDims is dims as integers when every one is known.
+func staticDims(dims []graph.Dim) ([]int64, bool) {
+	out := make([]int64, len(dims))
+	for i, d := range dims {
+		v, ok := d.Value()
+		if !ok {
+			return nil, false
+		}
+		out[i] = v
+	}
+	return out, true
 }
 
 // splitHeads is the adapter (B, N, H·D) → (B, H, N, D); cleanup cancels it

@@ -167,6 +167,9 @@ func variantName(s *draft) string {
 	if s.Repeated != nil {
 		v += "/gqa"
 	}
+	if s.KVBroadcast {
+		v += "/kv-shared"
+	}
 	if s.SoftCasts {
 		v += "/cast-f32"
 	}

@@ -16,11 +16,17 @@ func (m *matcher) fillShapes(s *draft) *Reject {
 		}
 	}
 	r := len(qt.Shape)
-	if r < 2 || r > 4 || len(kt.Shape) != r || len(vt.Shape) != r {
-		return reject(CodeShape, s.Q, "Q, K, V have ranks %d, %d, %d; sites are rank 2, 3 or 4 with equal ranks", r, len(kt.Shape), len(vt.Shape))
+	if r < 2 || r > 4 || len(kt.Shape) < 2 || len(kt.Shape) > r || len(vt.Shape) < 2 || len(vt.Shape) > r {
+		return reject(CodeShape, s.Q, "Q, K, V have ranks %d, %d, %d; sites are rank 2, 3 or 4, K and V of Q's rank or fewer axes", r, len(kt.Shape), len(vt.Shape))
 	}
 	s.Rank = r
-	q, k, v := qt.Shape, kt.Shape, vt.Shape
+	q, k, v := qt.Shape, padLeading(kt.Shape, r), padLeading(vt.Shape, r)
+	if len(kt.Shape) < r || len(vt.Shape) < r {
+		if rj := broadcastsOverQ(s, k, v); rj != nil {
+			return rj
+		}
+		s.KVBroadcast = true
+	}
 	s.QLen, s.HeadDim = q[r-2], q[r-1]
 	if s.KTransposed {
 		s.KVLen = k[r-1]
@@ -39,6 +45,9 @@ func (m *matcher) fillShapes(s *draft) *Reject {
 	switch r {
 	case 4:
 		s.Batch, s.Heads, s.KVHeads = q[0], q[1], k[1]
+		if s.KVBroadcast {
+			s.KVHeads = s.Heads
+		}
 	case 3:
 		s.Batch = q[0]
 		if b, h, ok := unfoldHeads(s.Q); ok {
@@ -61,6 +70,39 @@ func (m *matcher) fillShapes(s *draft) *Reject {
 		}
 		if (t.Kind == MaskBool || t.Fill != nil) && t.Value.Type.DType != graph.Bool {
 			return reject(CodeMask, t.Value, "mask condition %q is %s, not bool", t.Value.Name, t.Value.Type.DType)
+		}
+	}
+	return nil
+}
+
+// padLeading right-aligns a shape of fewer axes to rank r with unit axes,
+// as MatMul broadcasting reads it.
+func padLeading(sh []graph.Dim, r int) []graph.Dim {
+	if len(sh) >= r {
+		return sh
+	}
+	out := make([]graph.Dim, 0, r)
+	for range r - len(sh) {
+		out = append(out, graph.D(1))
+	}
+	return append(out, sh...)
+}
+
+// broadcastsOverQ accepts K and V of fewer axes than Q when each of their
+// leading axes (unit-padded) is 1 or Q's: the keys are shared by every
+// batch and head, which expanding them to Q's leading dims keeps exact.
+// A K/V axis longer than Q's (grouped heads the other way round, or a
+// batch Q lacks) would broadcast Q instead, which the fused op cannot.
+func broadcastsOverQ(s *draft, k, v []graph.Dim) *Reject {
+	q := s.Q.Type.Shape
+	for i := range len(q) - 2 {
+		for _, x := range []struct {
+			v *graph.Value
+			d graph.Dim
+		}{{s.K, k[i]}, {s.V, v[i]}} {
+			if !x.d.Equal(graph.D(1)) && !x.d.Equal(q[i]) {
+				return reject(CodeShape, x.v, "%q has fewer axes than Q and axis %d is %s where Q's is %s; only K and V shared over Q's leading axes are fused", x.v.Name, i, x.d, q[i])
+			}
 		}
 	}
 	return nil

@@ -93,6 +93,11 @@ type Match struct {
 	// PackedHeads marks Q, K, V and the output as (B, N, H·D), split into
 	// Heads (KVHeads) by stage 1's adapters; the site is otherwise rank 4.
 	PackedHeads bool
+	// KVBroadcast marks K and V (or one of them) as having fewer axes than
+	// Q: learned memory tokens or latents that MatMul broadcasts over Q's
+	// leading axes (shapes.go). Stage 1 expands them to Q's leading dims,
+	// so the fused op reads the same keys for every batch and head.
+	KVBroadcast bool
 	// PastK/PastV are a KV cache (B, Hkv, P, D) the keys and values are
 	// appended to on the key axis; WantPresent says the concatenation is
 	// read (ONNX Attention's present_key/present_value).
