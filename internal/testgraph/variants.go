@@ -15,7 +15,7 @@ type Opts struct {
 	DType      graph.DType
 	B, H, N, D int // Dv = D unless DV is set
 	NK, DV     int
-	Rank       int    // 2, 3 or 4
+	Rank       int    // 2, 3, 4 or 5 (Hiera's (B, H, windows, N, D); 2 windows)
 	Op         string // "MatMul" or "Einsum"
 	KForm      string // "transpose" (default), "pre" (K given as Kᵀ), "einsum-natural", "view3d" (dynamo's Kᵀ)
 	Scale      string // "none", "mul", "div", "q", "qk", "shape"
@@ -53,6 +53,8 @@ func (o Opts) dims(last int) []any {
 		return []any{o.N, last}
 	case 3:
 		return []any{o.B * o.H, o.N, last}
+	case 5:
+		return []any{o.B, o.H, 2, o.N, last}
 	}
 	return []any{o.B, o.H, o.N, last}
 }
@@ -60,6 +62,9 @@ func (o Opts) dims(last int) []any {
 func (o Opts) kdims(n, last int) []any {
 	d := o.dims(last)
 	d[len(d)-2] = n
+	if o.Rank == 5 && o.KVHeads > 0 {
+		d[2] = o.KVHeads // K and V shared by the query axis 2 (grouped)
+	}
 	return d
 }
 
@@ -116,7 +121,7 @@ func Attention(o Opts) *B {
 		q = b.Node("Mul", []string{q, b.ScalarOf(dt, math.Sqrt(scale))})
 	}
 	var s string
-	letters := "bhij"[4-o.Rank:]
+	letters := "wbhij"[5-o.Rank:]
 	batch := letters[:o.Rank-2]
 	switch {
 	case o.Op == "Einsum" && o.KForm == "einsum-natural":
@@ -175,10 +180,14 @@ func Attention(o Opts) *B {
 	if o.Softcap != "after_mask" {
 		s = softcap(b, o, s, sdt)
 	}
-	maskDims := []any{1, 1, o.N, o.NK}[4-max(o.Rank, 2):]
+	maskDims := []any{1, 1, 1, o.N, o.NK}[5-max(o.Rank, 2):]
 	switch o.Mask {
 	case "add":
-		m := b.Input("mask", sdt, append([]any{o.B, 1, 1}, o.NK)[4-o.Rank:]...)
+		padding := append([]any{o.B, 1, 1}, o.NK)[4-min(o.Rank, 4):]
+		if o.Rank == 5 {
+			padding = []any{o.B, 1, 1, 1, o.NK}
+		}
+		m := b.Input("mask", sdt, padding...)
 		s = b.Node("Add", []string{s, m})
 	case "where":
 		m := b.Input("mask", graph.Bool, maskDims...)

@@ -19,9 +19,8 @@ import (
 func (b *build) approx(e *emit.Emitter, p *plan.Plan) (*graph.Value, error) {
 	s := &b.s
 	q, k, v := b.scaledQ(e), b.naturalK(e), b.naturalV(e)
-	if s.Rank == 2 {
-		q, k, v = e.Unsqueeze(q, 0), e.Unsqueeze(k, 0), e.Unsqueeze(v, 0)
-	}
+	q5 := q
+	q, k, v = b.toRank4(e, q), b.toRank4(e, k), b.toRank4(e, v)
 	var out *graph.Value
 	switch p.Kind {
 	case plan.Window:
@@ -42,10 +41,7 @@ func (b *build) approx(e *emit.Emitter, p *plan.Plan) (*graph.Value, error) {
 	default:
 		return nil, match.Rejectf(match.CodeBuild, s.Softmax, "unknown plan %q", p.Kind)
 	}
-	if s.Rank == 2 {
-		out = e.Squeeze(out, 0)
-	}
-	return b.restoreOutput(e, out), nil
+	return b.restoreOutput(e, b.fromRank4(e, out, q5)), nil
 }
 
 // gridView reshapes tokens (…, N, D) to (X, D, g…), the layout pooling and

@@ -71,23 +71,93 @@ func Build(e *emit.Emitter, s *match.Match, p *plan.Plan, zeroEmptyRows bool) (*
 func (b *build) exact(e *emit.Emitter, zeroEmpty bool) (*graph.Value, error) {
 	s := &b.s
 	q, k, v := b.scaledQ(e), b.naturalK(e), b.naturalV(e)
-	if s.Rank == 2 {
-		q, k, v = e.Unsqueeze(q, 0), e.Unsqueeze(k, 0), e.Unsqueeze(v, 0)
-	}
+	q5 := q
+	q, k, v = b.toRank4(e, q), b.toRank4(e, k), b.toRank4(e, v)
 	mask, err := maskInput(e, s, scoreDType(s))
 	if err != nil {
 		return nil, err
 	}
 	mask = liftMaskRank(e, s, mask)
+	if s.Rank == 5 && mask != nil {
+		mask = foldMask(e, mask, q5)
+	}
 	rows := s.Rows
 	if zeroEmpty {
 		rows = match.Rows{}
 	}
 	out := EmitSDPA(e, s.ID, q, k, v, mask, s.Scale, s.Softcap, s.Causal, s.SlidingWindow, rows)
-	if s.Rank == 2 {
-		out = e.Squeeze(out, 0)
+	return b.restoreOutput(e, b.fromRank4(e, out, q5)), nil
+}
+
+// toRank4 brings an operand of the site to the canonical op's frame: a
+// rank-2 site gains a unit batch, a rank-5 one (B, H, W, N, D) folds its two
+// leading axes into the batch (foldLead); ranks 3 and 4 are the op's own.
+func (b *build) toRank4(e *emit.Emitter, x *graph.Value) *graph.Value {
+	switch b.s.Rank {
+	case 2:
+		return e.Unsqueeze(x, 0)
+	case 5:
+		return foldLead(e, x)
 	}
-	return b.restoreOutput(e, out), nil
+	return x
+}
+
+// fromRank4 undoes toRank4 on the op's output; q5 is the site's Q, whose
+// leading dims the output of a rank-5 site takes back.
+func (b *build) fromRank4(e *emit.Emitter, out, q5 *graph.Value) *graph.Value {
+	switch b.s.Rank {
+	case 2:
+		return e.Squeeze(out, 0)
+	case 5:
+		dims := append(append([]graph.Dim{}, q5.Type.Shape[:3]...), out.Type.Shape[2:]...)
+		if static, ok := staticDims(dims); ok {
+			return e.Reshape(out, static...)
+		}
+		shape := e.Op("Concat", "", []*graph.Value{e.ShapeSlice(q5, 0, 3), e.ShapeSlice(out, 2, 4)}, graph.IntAttr("axis", 0))
+		return e.Op("Reshape", "", []*graph.Value{out, shape})
+	}
+	return out
+}
+
+// foldLead reshapes (A, B, W, N, D) to (A·B, W, N, D): the leading axes of
+// a rank-5 site are batch axes (Hiera's heads and windows), which the fused
+// op reads as one.
+func foldLead(e *emit.Emitter, x *graph.Value) *graph.Value {
+	if static, ok := staticDims(x.Type.Shape[2:]); ok {
+		return e.Reshape(x, append([]int64{-1}, static...)...)
+	}
+	shape := e.Op("Concat", "", []*graph.Value{e.I64(-1), e.ShapeSlice(x, 2, 5)}, graph.IntAttr("axis", 0))
+	return e.Op("Reshape", "", []*graph.Value{x, shape})
+}
+
+// foldMask brings a rank-5 site's mask (of rank 5 or fewer, broadcasting
+// against the (A, B, W, Nq, Nk) scores) to the folded frame. A mask that
+// spans both leading axes or neither folds as it is; one that broadcasts
+// over only one of them is expanded over Q's first, so folding keeps which
+// rows each element reaches.
+func foldMask(e *emit.Emitter, m, q5 *graph.Value) *graph.Value {
+	if r := m.Type.Rank(); r < 5 {
+		axes := make([]int64, 5-r)
+		for i := range axes {
+			axes[i] = int64(i)
+		}
+		m = e.Unsqueeze(m, axes...)
+	}
+	ms, qs := m.Type.Shape, q5.Type.Shape
+	one := graph.D(1)
+	switch {
+	case ms[0].Equal(one) && ms[1].Equal(one):
+		return e.Squeeze(m, 0)
+	case ms[0].Equal(qs[0]) && ms[1].Equal(qs[1]):
+		return foldLead(e, m)
+	}
+	var target *graph.Value
+	if static, ok := staticDims(append(append([]graph.Dim{}, qs[:2]...), ms[2:]...)); ok {
+		target = e.I64(static...)
+	} else {
+		target = e.Op("Concat", "", []*graph.Value{e.ShapeSlice(q5, 0, 2), e.ShapeSlice(m, 2, 5)}, graph.IntAttr("axis", 0))
+	}
+	return foldLead(e, e.Op("Expand", "", []*graph.Value{m, target}))
 }
 
 // Apply points the site's readers at the replacement: its output, the

@@ -16,12 +16,12 @@ func (m *matcher) fillShapes(s *draft) *Reject {
 		}
 	}
 	r := len(qt.Shape)
-	if r < 2 || r > 4 || len(kt.Shape) < 2 || len(kt.Shape) > r || len(vt.Shape) < 2 || len(vt.Shape) > r {
-		return reject(CodeShape, s.Q, "Q, K, V have ranks %d, %d, %d; sites are rank 2, 3 or 4, K and V of Q's rank or fewer axes", r, len(kt.Shape), len(vt.Shape))
+	if r < 2 || r > 5 || len(kt.Shape) < 2 || len(kt.Shape) > r || len(vt.Shape) < 2 || len(vt.Shape) > r {
+		return reject(CodeShape, s.Q, "Q, K, V have ranks %d, %d, %d; sites are rank 2 to 5, K and V of Q's rank or fewer axes", r, len(kt.Shape), len(vt.Shape))
 	}
 	s.Rank = r
 	q, k, v := qt.Shape, padLeading(kt.Shape, r), padLeading(vt.Shape, r)
-	if len(kt.Shape) < r || len(vt.Shape) < r {
+	if len(kt.Shape) < r || len(vt.Shape) < r || (r == 5 && !sameLead(q, k, v)) {
 		if rj := broadcastsOverQ(s, k, v); rj != nil {
 			return rj
 		}
@@ -43,16 +43,20 @@ func (m *matcher) fillShapes(s *draft) *Reject {
 	}
 	s.Batch, s.Heads, s.KVHeads = graph.D(1), graph.D(1), graph.D(1)
 	switch r {
+	case 5:
+		// (B, H, W, N, D), Hiera's windows: the two leading axes fold into
+		// the fused op's batch (stage 1's foldLead), the third is its heads.
+		s.Batch, s.Heads, s.KVHeads = q[0].Mul(q[1]), q[2], k[2]
 	case 4:
 		s.Batch, s.Heads, s.KVHeads = q[0], q[1], k[1]
-		if s.KVBroadcast {
-			s.KVHeads = s.Heads
-		}
 	case 3:
 		s.Batch = q[0]
 		if b, h, ok := unfoldHeads(s.Q); ok {
 			s.Batch, s.Heads, s.KVHeads = b, h, h
 		}
+	}
+	if r >= 4 && s.KVBroadcast {
+		s.KVHeads = s.Heads
 	}
 	s.DType = qt.DType
 	if s.DType == graph.Undefined {
@@ -65,14 +69,28 @@ func (m *matcher) fillShapes(s *draft) *Reject {
 		if !t.Value.Type.Ranked {
 			return reject(CodeMask, t.Value, "rank of mask %q is unknown", t.Value.Name)
 		}
-		if len(t.Value.Type.Shape) > 4 && !(t.BatchView != nil && len(t.Value.Type.Shape) == 5) {
-			return reject(CodeMask, t.Value, "mask %q has rank %d (more than 4)", t.Value.Name, len(t.Value.Type.Shape))
+		if mr := len(t.Value.Type.Shape); mr > max(4, r) && !(t.BatchView != nil && mr == 5) {
+			return reject(CodeMask, t.Value, "mask %q has rank %d (more than the site's %d)", t.Value.Name, mr, max(4, r))
+		}
+		if r == 5 && (t.BatchView != nil || t.BatchFold != nil) {
+			return reject(CodeMask, t.Value, "mask %q is added in a view of rank-5 scores", t.Value.Name)
 		}
 		if (t.Kind == MaskBool || t.Fill != nil) && t.Value.Type.DType != graph.Bool {
 			return reject(CodeMask, t.Value, "mask condition %q is %s, not bool", t.Value.Name, t.Value.Type.DType)
 		}
 	}
 	return nil
+}
+
+// sameLead says K and V have Q's two leading axes, which a rank-5 site
+// folds into its batch; otherwise they are expanded like shared keys.
+func sameLead(q, k, v []graph.Dim) bool {
+	for i := range 2 {
+		if !k[i].Equal(q[i]) || !v[i].Equal(q[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // padLeading right-aligns a shape of fewer axes to rank r with unit axes,
