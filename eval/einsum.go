@@ -3,64 +3,9 @@ package eval
 import (
 	"fmt"
 	"strings"
-)
 
-// parseEinsum splits an equation into per-operand label strings and the
-// output labels, expanding "..." into private labels (digits) right-aligned.
-func parseEinsum(eq string, ranks []int) ([]string, string, error) {
-	eq = strings.ReplaceAll(eq, " ", "")
-	lhs, rhs, explicit := strings.Cut(eq, "->")
-	terms := strings.Split(lhs, ",")
-	if len(terms) != len(ranks) {
-		return nil, "", fmt.Errorf("einsum %q has %d operands, got %d inputs", eq, len(terms), len(ranks))
-	}
-	ell := 0
-	for i, t := range terms {
-		if strings.Contains(t, "...") {
-			ell = max(ell, ranks[i]-(len(t)-3))
-		}
-	}
-	ellLabels := ""
-	for i := 0; i < ell; i++ {
-		ellLabels += string(rune('0' + i))
-	}
-	for i, t := range terms {
-		if strings.Contains(t, "...") {
-			n := ranks[i] - (len(t) - 3)
-			terms[i] = strings.Replace(t, "...", ellLabels[ell-n:], 1)
-		}
-		if len(terms[i]) != ranks[i] {
-			return nil, "", fmt.Errorf("einsum term %q for rank %d", t, ranks[i])
-		}
-	}
-	if !explicit {
-		// implicit output: ellipsis labels, then labels seen once, sorted
-		count := map[rune]int{}
-		for _, t := range terms {
-			for _, r := range t {
-				count[r]++
-			}
-		}
-		rhs = ellLabels
-		for r := 'A'; r <= 'z'; r++ {
-			if count[r] == 1 {
-				rhs += string(r)
-			}
-		}
-	} else {
-		rhs = strings.Replace(rhs, "...", ellLabels, 1)
-	}
-	for _, t := range terms {
-		seen := map[rune]bool{}
-		for _, r := range t {
-			if seen[r] {
-				return nil, "", fmt.Errorf("einsum %q: repeated label in one operand (diagonals) is not supported", eq)
-			}
-			seen[r] = true
-		}
-	}
-	return terms, rhs, nil
-}
+	"github.com/attnopt/attnopt/graph"
+)
 
 // sumOut reduces x over the labels of term not in keep; returns the new
 // tensor and its labels.
@@ -120,7 +65,7 @@ func opEinsum(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 		}
 		ranks[i] = len(t.Shape)
 	}
-	terms, outL, err := parseEinsum(eq, ranks)
+	terms, outL, err := graph.ParseEinsum(eq, ranks)
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,9 @@ func parseDimParam(s string) Dim {
 	if len(s) > 256 {
 		return Sym(s)
 	}
+	// Optimum declares "past_sequence_length + sequence_length": the same
+	// sum inference names "past_sequence_length+sequence_length".
+	s = strings.ReplaceAll(strings.ReplaceAll(s, " + ", "+"), " * ", "*")
 	if d, ok := dimExpr(s); ok && !d.Static() {
 		return d
 	}

@@ -1,7 +1,5 @@
 package graph
 
-import "strings"
-
 // Inference rules for compute ops.
 
 func inferMatMul(c *ictx) {
@@ -53,37 +51,17 @@ func inferGemm(c *ictx) {
 	c.setShape(0, dt, Shape{m, n})
 }
 
-// ParseEinsum splits "bhid,bhjd->bhij" into input terms and the output term;
-// the output is derived when "->" is missing. Ellipses are not supported.
-func ParseEinsum(eq string) (ins []string, out string, ok bool) {
-	eq = strings.ReplaceAll(eq, " ", "")
-	if strings.Contains(eq, "...") {
-		return nil, "", false
-	}
-	lhs, rhs, has := strings.Cut(eq, "->")
-	ins = strings.Split(lhs, ",")
-	if !has {
-		count := map[rune]int{}
-		for _, t := range ins {
-			for _, r := range t {
-				count[r]++
-			}
-		}
-		var letters []byte
-		for r := 'A'; r <= 'z'; r++ {
-			if count[r] == 1 {
-				letters = append(letters, byte(r))
-			}
-		}
-		rhs = string(letters)
-	}
-	return ins, rhs, true
-}
-
 func inferEinsum(c *ictx) {
 	dt := c.inType(0).DType
-	ins, out, ok := ParseEinsum(c.n.AttrString("equation", ""))
-	if !ok || len(ins) != len(c.n.Inputs) {
+	ranks := make([]int, len(c.n.Inputs))
+	for i := range ranks {
+		ranks[i] = -1
+		if s, ok := c.shape(i); ok {
+			ranks[i] = len(s)
+		}
+	}
+	ins, out, err := ParseEinsum(c.n.AttrString("equation", ""), ranks)
+	if err != nil {
 		c.set(0, dt, nil, false)
 		return
 	}

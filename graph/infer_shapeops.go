@@ -363,6 +363,10 @@ func inferSlice(c *ictx) {
 	}
 	starts, ends, axes, steps, ok := c.sliceParams(len(s))
 	out := append(Shape(nil), s...)
+	if !ok && prefixSliceShape(c, s, out) {
+		c.setShape(0, dt, out)
+		return
+	}
 	if !ok {
 		for i := range out {
 			out[i] = UnknownDim
@@ -403,6 +407,54 @@ func inferSlice(c *ictx) {
 	} else if len(s) > 1 {
 		sliceContentND(c.in(0), c.out(0), s, starts, axes, steps)
 	}
+}
+
+// prefixSliceShape reads x[:e] along axes whose end e is a dim computed at
+// run time (transformers' attention_mask[:, :, :, : key.shape[-2]] in an
+// export): starts 0 and steps 1 known, ends known symbolically. An axis
+// whose end is its own length keeps it; any other end leaves it unknown.
+// It fills out (x's shape) and says whether the slice had that form.
+func prefixSliceShape(c *ictx, s, out Shape) bool {
+	if c.opset < 10 {
+		return false
+	}
+	starts, ok1 := c.in(1).Ints()
+	ends, ok2 := c.in(2).IntContent()
+	if !ok1 || !ok2 || len(starts) != len(ends) {
+		return false
+	}
+	axes := make([]int64, len(starts))
+	for i := range axes {
+		axes[i] = int64(i)
+	}
+	if v := c.in(3); v != nil {
+		a, ok := v.Ints()
+		if !ok || len(a) != len(starts) {
+			return false
+		}
+		axes = a
+	}
+	if v := c.in(4); v != nil {
+		st, ok := v.Ints()
+		if !ok || len(st) != len(starts) {
+			return false
+		}
+		for _, x := range st {
+			if x != 1 {
+				return false
+			}
+		}
+	}
+	for k, a := range axes {
+		ax, ok := normAxis(a, len(s))
+		if !ok || starts[k] != 0 {
+			return false
+		}
+		if !ends[k].Equal(s[ax]) {
+			out[ax] = UnknownDim
+		}
+	}
+	return true
 }
 
 // sliceContentND slices the known content of a small multi-dimensional

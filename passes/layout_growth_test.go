@@ -30,7 +30,11 @@ var layoutGrowth = map[string]map[string]int{
 		// (B, H, S, D) (Reshape+Transpose) and its output goes back, and
 		// the mask index becomes a key-length mask (Squeeze of the length,
 		// two Unsqueezes): 11 per layer, 3 layers.
-		"hf_bert_ortopt": 33},
+		"hf_bert_ortopt": 33,
+		// flax's own einsums read Q, K, V as (B, N, H, D) and write the
+		// output so: FlashAttention reads (B, H, N, D), so each is
+		// transposed (passes/match/einsum.go, Match.Perm).
+		"jax_mha_dropout_eval": 4},
 	"ort": {
 		"sagan": 2, "sagan_dynamo": 2, "sagan_op11": 2,
 		// Q, K, V are graph inputs in (B, H, N, D): MultiHeadAttention
@@ -69,6 +73,12 @@ var layoutGrowth = map[string]map[string]int{
 		// finfo.min causal plane as above (Optimum, MPT, ALiBi, fp16), the
 		// GQA repeat (Qwen3, Gemma 3) and Gemma 3's band plane.
 		"optimum_gpt2_dynamo": 4, "optimum_gpt2_dynamo_op23": 4, "optimum_neox_dynamo": 5, "optimum_qwen3_dynamo": 7,
+		"optimum_real_neox": 5,
+		// MultiHeadAttention's attention_bias is a (B|1, H|1, Nq, Nk) plane:
+		// a padding mask the rewrite builds on one query row
+		// (passes/match/keyrow.go SameRows) is viewed and expanded back to
+		// it; flax's (B, N, H, D) operands are merged by a Reshape each.
+		"jax_mha_mask": 2, "jax_mha_causal_pad": 5, "jax_nnx_dpa_mask_op23": 2, "jax_mha_dropout_eval": 3,
 		"hf_mpt": 7, "hf_mpt_dynamo": 8, "hf_mpt_dynamo_op23": 8,
 		"mpt_alibi": 4, "mpt_alibi_dynamo": 8, "mpt_alibi_dynamo_op23": 8,
 		"mpt_alibi_perkey": 6, "mpt_alibi_perkey_dynamo": 8, "mpt_alibi_perkey_dynamo_op23": 8,

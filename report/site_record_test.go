@@ -71,6 +71,7 @@ func TestMatchFieldsAreRecorded(t *testing.T) {
 		"SoftCasts":      "fp32 casts around the softmax; dtype and variant show them",
 		"Rank":           "the site's rank; dims show it",
 		"PackedHeads":    "a layout stage 1 adapts; variant names it",
+		"Perm":           "Einsum operand layouts stage 1 transposes; variant names them (permuted)",
 		"KVBroadcast":    "K/V shared over Q's leading axes, expanded by stage 1; variant names it (kv-shared)",
 		"PastK":          "a KV cache; kv_len includes it and variant names it",
 		"PastV":          "with PastK",

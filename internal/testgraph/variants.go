@@ -17,7 +17,7 @@ type Opts struct {
 	NK, DV     int
 	Rank       int    // 2, 3, 4 or 5 (Hiera's (B, H, windows, N, D); 2 windows)
 	Op         string // "MatMul" or "Einsum"
-	KForm      string // "transpose" (default), "pre" (K given as Kᵀ), "einsum-natural", "view3d" (dynamo's Kᵀ)
+	KForm      string // "transpose" (default), "pre" (K given as Kᵀ), "einsum-natural", "view3d" (dynamo's Kᵀ), "bnhd" (flax: Q, K, V, out (B, N, H, D) through ellipsis einsums; rank 4)
 	Scale      string // "none", "mul", "div", "q", "qk", "shape"
 	// HeadScale multiplies the scores by an (H, 1, 1) tensor: "const",
 	// "computed" (exp(clip(w)), Swin V2's logit scale at run time) or
@@ -37,7 +37,7 @@ type Opts struct {
 	// of the capped scores).
 	Softcap  string
 	SoftcapC float64 // 0 means 0.5
-	Mask     string  // "none", "add", "where", "add_where", "where_inv", "where_finite", "window_view", "head_view[_alibi|_open|_plane]" (rank 3), "causal", or a form of causal.go
+	Mask     string  // "none", "add", "where", "add_where", "where_inv", "where_finite", "blend" (Keras), "renorm" (jax2onnx, after the softmax), "plane_pad", "window_view", "head_view[_alibi|_open|_plane]" (rank 3), "causal", or a form of causal.go
 	Casts    bool    // Cast to float32 around the softmax
 	// FloatPV keeps the probabilities in float32 and casts V to float32
 	// for P·V, after any repeat (fp16 TorchScript SDPA); needs Casts.
@@ -48,6 +48,9 @@ type Opts struct {
 }
 
 func (o Opts) dims(last int) []any {
+	if o.KForm == "bnhd" {
+		return []any{o.B, o.N, o.H, last}
+	}
 	switch o.Rank {
 	case 2:
 		return []any{o.N, last}
@@ -61,6 +64,10 @@ func (o Opts) dims(last int) []any {
 
 func (o Opts) kdims(n, last int) []any {
 	d := o.dims(last)
+	if o.KForm == "bnhd" {
+		d[1] = n
+		return d
+	}
 	d[len(d)-2] = n
 	if o.Rank == 5 && o.KVHeads > 0 {
 		d[2] = o.KVHeads // K and V shared by the query axis 2 (grouped)
@@ -124,6 +131,8 @@ func Attention(o Opts) *B {
 	letters := "wbhij"[5-o.Rank:]
 	batch := letters[:o.Rank-2]
 	switch {
+	case o.KForm == "bnhd":
+		s = b.Node("Einsum", []string{q, k}, Str("equation", "...qhd,...khd->...hqk"))
 	case o.Op == "Einsum" && o.KForm == "einsum-natural":
 		s = b.Node("Einsum", []string{q, k}, Str("equation", batch+"id,"+batch+"jd->"+batch+"ij"))
 	default:
@@ -201,6 +210,25 @@ func Attention(o Opts) *B {
 	case "where_finite":
 		m := b.Input("mask", graph.Bool, maskDims...)
 		s = b.Node("Where", []string{m, s, b.ScalarOf(sdt, -10000)})
+	case "blend":
+		// Keras through tf2onnx: Add(Mul(Cast(m), s), Mul(c, Cast(Not(m)))).
+		m := b.Input("mask", graph.Bool, maskDims...)
+		keep := b.Node("Mul", []string{b.Node("Cast", []string{m}, Int("to", int64(sdt))), s})
+		notm := b.Node("Cast", []string{b.Node("Not", []string{m})}, Int("to", int64(sdt)))
+		s = b.Node("Add", []string{keep, b.Node("Mul", []string{b.ScalarOf(sdt, -0.7*math.MaxFloat32), notm})})
+	case "plane_pad":
+		// A key padding mask built as a full plane, the same in every query
+		// row (jax2onnx's make_attention_mask): And(ones (B, Nq, 1), pad
+		// (B, 1, Nk)) viewed as (B, 1, Nq, Nk). Rank 4.
+		pad := b.Input("mask", graph.Bool, o.B, o.NK)
+		ones := make([]float64, o.B*o.N)
+		for i := range ones {
+			ones[i] = 1
+		}
+		rows := b.Const(graph.Bool, []int64{int64(o.B), int64(o.N), 1}, ones...)
+		cols := b.Node("Reshape", []string{pad, b.I64(int64(o.B), 1, int64(o.NK))})
+		plane := b.Node("Reshape", []string{b.Node("And", []string{rows, cols}), b.I64(int64(o.B), 1, int64(o.N), int64(o.NK))})
+		s = b.Node("Where", []string{plane, s, b.ScalarOf(sdt, NegInf)})
 	case "window_view":
 		// Swin: a relative-position bias, then a per-window mask added in a
 		// (B/nW, nW, H, N, N) view of the scores; nW = 2.
@@ -258,6 +286,16 @@ func Attention(o Opts) *B {
 		smAttrs = append(smAttrs, Int("axis", o.SoftmaxAxis))
 	}
 	p := b.Node("Softmax", []string{s}, smAttrs...)
+	if o.Mask == "renorm" {
+		// jax2onnx's masked dot_product_attention: the mask applied after
+		// the softmax and the rows renormalised, zeros where none is kept.
+		m := b.Node("Cast", []string{b.Input("mask", graph.Bool, maskDims...)}, Int("to", int64(sdt)))
+		x := b.Node("Mul", []string{p, m})
+		z := b.Node("ReduceSum", []string{x, b.I64(-1)})
+		g := b.Node("Greater", []string{z, b.ScalarOf(sdt, 0)})
+		norm := b.Node("Div", []string{x, b.Node("Where", []string{g, z, b.ScalarOf(sdt, 1)})})
+		p = b.Node("Where", []string{g, norm, b.ScalarOf(sdt, 0)})
+	}
 	if o.Casts && !o.FloatPV {
 		p = b.Node("Cast", []string{p}, Int("to", int64(dt)))
 	}
@@ -270,9 +308,12 @@ func Attention(o Opts) *B {
 	if strings.HasPrefix(o.Mask, "head_view") && o.Mask != "head_view_open" {
 		p = b.Node("Reshape", []string{p, b.I64(-1, int64(o.N), int64(o.NK))})
 	}
-	if o.Op == "Einsum" {
+	switch {
+	case o.KForm == "bnhd":
+		p = b.Node("Einsum", []string{p, v}, Str("equation", "...hqk,...khd->...qhd"))
+	case o.Op == "Einsum":
 		p = b.Node("Einsum", []string{p, v}, Str("equation", batch+"ij,"+batch+"jd->"+batch+"id"))
-	} else {
+	default:
 		p = b.Node("MatMul", []string{p, v})
 	}
 	b.rename(p, "out")

@@ -25,7 +25,7 @@ func shapeReaders(s *match.Match) ([]*graph.Node, *match.Reject) {
 					continue
 				}
 				switch {
-				case u.Node.Is("Shape") && o.Type.Rank() == s.Rank:
+				case u.Node.Is("Shape") && (o.Type.Rank() == s.Rank || staticShape(o)):
 					out = append(out, u.Node)
 				case u.Node.Is("CastLike") && u.Index == 1:
 				default:
@@ -37,23 +37,24 @@ func shapeReaders(s *match.Match) ([]*graph.Node, *match.Reject) {
 	return out, nil
 }
 
-// replaceShapeReaders computes shape(scores) = shape(Q)[:-1] ++ [Nk] and
-// rewires each reader to it.
+// replaceShapeReaders rewires each Shape reader of an intermediate: a
+// known shape becomes a constant; the scores' shape is computed as
+// shape(Q)[:-1] ++ [Nk].
 func replaceShapeReaders(e *emit.Emitter, s *match.Match, readers []*graph.Node) {
-	if len(readers) == 0 {
-		return
-	}
+	var full *graph.Value
 	r := int64(s.Rank)
-	qs := e.Op("Shape", "", []*graph.Value{s.Q})
-	ks := e.Op("Shape", "", []*graph.Value{s.K})
-	lead := e.Op("Slice", "", []*graph.Value{qs, e.I64(0), e.I64(r - 1)})
-	nkAt := r - 2
-	if s.KTransposed {
-		nkAt = r - 1
-	}
-	nk := e.Op("Slice", "", []*graph.Value{ks, e.I64(nkAt), e.I64(nkAt + 1)})
-	full := e.Op("Concat", "", []*graph.Value{lead, nk}, graph.IntAttr("axis", 0))
 	for _, n := range readers {
+		if in := n.Input(0); staticShape(in) {
+			// A view of the scores or probabilities with a known shape
+			// (tf2onnx's Keras computes its Reshape targets from them).
+			dims, _ := in.Type.Shape.Ints()
+			e.G.ReplaceAllUses(n.Output(0), e.I64(shapeSlice(dims, n.AttrInt("start", 0), n.AttrInt("end", int64(len(dims))))...))
+			e.G.RemoveNode(n)
+			continue
+		}
+		if full == nil {
+			full = scoreShape(e, s)
+		}
 		v := full
 		start, end := n.AttrInt("start", 0), n.AttrInt("end", r)
 		if start != 0 || end != r {
@@ -62,6 +63,50 @@ func replaceShapeReaders(e *emit.Emitter, s *match.Match, readers []*graph.Node)
 		e.G.ReplaceAllUses(n.Output(0), v)
 		e.G.RemoveNode(n)
 	}
+}
+
+// scoreShape is shape(Q)[:-1] ++ [Nk], in the site's natural layout.
+func scoreShape(e *emit.Emitter, s *match.Match) *graph.Value {
+	r := int64(s.Rank)
+	qs := naturalShape(e, s.Q, s.Perm.Q)
+	ks := naturalShape(e, s.K, s.Perm.K)
+	lead := e.Op("Slice", "", []*graph.Value{qs, e.I64(0), e.I64(r - 1)})
+	// K may have fewer axes than the scores (Match.KVBroadcast).
+	kr := int64(s.K.Type.Rank())
+	nkAt := kr - 2
+	if s.KTransposed {
+		nkAt = kr - 1
+	}
+	nk := e.Op("Slice", "", []*graph.Value{ks, e.I64(nkAt), e.I64(nkAt + 1)})
+	return e.Op("Concat", "", []*graph.Value{lead, nk}, graph.IntAttr("axis", 0))
+}
+
+// staticShape says every dim of v is known.
+func staticShape(v *graph.Value) bool {
+	_, ok := v.Type.Shape.Ints()
+	return v.Type.Ranked && ok
+}
+
+// shapeSlice is Shape's start/end attributes applied to dims (negative
+// counts from the end, clamped as the op does).
+func shapeSlice(dims []int64, start, end int64) []int64 {
+	r := int64(len(dims))
+	clamp := func(x int64) int64 {
+		if x < 0 {
+			x += r
+		}
+		return min(max(x, 0), r)
+	}
+	return dims[clamp(start):max(clamp(start), clamp(end))]
+}
+
+// naturalShape is Shape(x) in the order Transpose(x, perm) would have.
+func naturalShape(e *emit.Emitter, x *graph.Value, perm []int64) *graph.Value {
+	sh := e.Op("Shape", "", []*graph.Value{x})
+	if perm == nil {
+		return sh
+	}
+	return e.Op("Gather", "", []*graph.Value{sh, e.I64(perm...)}, graph.IntAttr("axis", 0))
 }
 
 // rewireTypeOnly points CastLike nodes that borrowed an intermediate's type

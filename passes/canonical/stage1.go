@@ -192,33 +192,39 @@ func (b *build) scaledQ(e *emit.Emitter) *graph.Value {
 
 // naturalQ returns Q as (…, Nq, Dqk).
 func (b *build) naturalQ(e *emit.Emitter) *graph.Value {
-	if b.s.PackedHeads {
+	switch {
+	case b.s.PackedHeads:
 		return splitHeads(e, b.s.Q, b.s.Heads)
+	case b.s.Perm.Q != nil:
+		return e.Transpose(b.s.Q, b.s.Perm.Q...)
 	}
 	return b.s.Q
 }
 
 // naturalK returns K as (…, Nk, Dqk), after the KV cache when there is one.
 func (b *build) naturalK(e *emit.Emitter) *graph.Value {
-	return b.naturalKV(e, b.s.K, b.s.KTransposed, b.s.PastK, 0)
+	return b.naturalKV(e, b.s.K, b.s.KTransposed, b.s.Perm.K, b.s.PastK, 0)
 }
 
 // naturalV returns V as (…, Nk, Dv), after the KV cache when there is one.
 func (b *build) naturalV(e *emit.Emitter) *graph.Value {
-	return b.naturalKV(e, b.s.V, b.s.VChannelsFirst, b.s.PastV, 1)
+	return b.naturalKV(e, b.s.V, b.s.VChannelsFirst, b.s.Perm.V, b.s.PastV, 1)
 }
 
-// naturalKV puts K or V (x, its last two axes swapped when swapped) in
-// (…, N, D) order behind its cache and keeps it as present output i.
-func (b *build) naturalKV(e *emit.Emitter, x *graph.Value, swapped bool, past *graph.Value, i int) *graph.Value {
+// naturalKV puts K or V (x, its last two axes swapped when swapped, or
+// permuted by perm) in (…, N, D) order behind its cache and keeps it as
+// present output i.
+func (b *build) naturalKV(e *emit.Emitter, x *graph.Value, swapped bool, perm []int64, past *graph.Value, i int) *graph.Value {
 	switch {
 	case swapped:
 		x = e.SwapLast2(x)
+	case perm != nil:
+		x = e.Transpose(x, perm...)
 	case b.s.PackedHeads:
 		x = splitHeads(e, x, b.s.KVHeads)
 	}
 	if r := int64(b.s.Rank); b.s.KVBroadcast && x.Type.Rank() < int(r) {
-		x = expandOver(e, x, b.s.Q, r)
+		x = expandOver(e, x, b.naturalQ(e), r)
 	}
 	x = appendCache(e, past, x)
 	b.present[i] = x
@@ -275,6 +281,8 @@ func (b *build) restoreOutput(e *emit.Emitter, out *graph.Value) *graph.Value {
 		out = e.SwapLast2(out)
 	case s.PackedHeads:
 		out = e.Reshape(e.Transpose(out, 0, 2, 1, 3), 0, 0, -1)
+	case s.Perm.Out != nil:
+		out = e.Transpose(out, s.Perm.Out...)
 	}
 	if want := s.Output.Type.DType; want != graph.Undefined && want != out.Type.DType {
 		out = e.Op("Cast", "", []*graph.Value{out}, graph.IntAttr("to", int64(want)))
@@ -297,6 +305,9 @@ func maskInput(e *emit.Emitter, s *match.Match, dt graph.DType) (*graph.Value, e
 	if len(s.Masks) == 1 && s.Masks[0].Kind == match.MaskBool {
 		t := s.Masks[0]
 		v := t.Value
+		if t.SameRows {
+			v = rowOf(e, v, 1)
+		}
 		if t.Inverted {
 			v = e.Op("Not", "", []*graph.Value{v})
 		}
@@ -318,16 +329,18 @@ func maskInput(e *emit.Emitter, s *match.Match, dt graph.DType) (*graph.Value, e
 }
 
 func termBias(e *emit.Emitter, s *match.Match, t match.MaskTerm, dt graph.DType) (*graph.Value, error) {
-	var v *graph.Value
+	v := t.Value
+	switch {
+	case t.KeyRow:
+		v = keyRow(e, v)
+	case t.SameRows:
+		v = rowOf(e, v, 1)
+	}
 	switch {
 	case t.Fill != nil:
-		v = e.BoolToBias(t.Value, t.Inverted, *t.Fill, dt)
+		v = e.BoolToBias(v, t.Inverted, *t.Fill, dt)
 	case t.Kind == match.MaskBool:
-		v = e.BoolToBias(t.Value, t.Inverted, emit.NegInf, dt)
-	case t.KeyRow:
-		v = keyRow(e, t.Value)
-	default:
-		v = t.Value
+		v = e.BoolToBias(v, t.Inverted, emit.NegInf, dt)
 	}
 	if v.Type.DType != dt && v.Type.DType != graph.Undefined {
 		v = e.Op("Cast", "", []*graph.Value{v}, graph.IntAttr("to", int64(dt)))

@@ -98,6 +98,9 @@ func boolTri(v *graph.Value, depth int) (tri, bool) {
 // keepsPlane reports whether p is a Reshape, Expand or Unsqueeze that only
 // changes the leading axes: the last two, the (query, key) plane, stay.
 func keepsPlane(p *graph.Node) bool {
+	if isNoopSlice(p) {
+		return true
+	}
 	if !(p.Is("Reshape") || p.Is("Expand") || p.Is("Unsqueeze")) {
 		return false
 	}
@@ -107,6 +110,25 @@ func keepsPlane(p *graph.Node) bool {
 	}
 	ri, ro := len(in.Shape), len(out.Shape)
 	return in.Shape[ri-1].Equal(out.Shape[ro-1]) && in.Shape[ri-2].Equal(out.Shape[ro-2])
+}
+
+// isNoopSlice reports a Slice whose output provably has its input's shape:
+// it keeps every element (transformers slices its mask to the keys' length,
+// which the mask already has: graph/infer_shapeops.go prefixSliceShape).
+func isNoopSlice(p *graph.Node) bool {
+	if p == nil || !p.Is("Slice") {
+		return false
+	}
+	in, out := p.Input(0).Type, p.Output(0).Type
+	if !in.Ranked || !out.Ranked || len(in.Shape) != len(out.Shape) {
+		return false
+	}
+	for i := range in.Shape {
+		if in.Shape[i].Unknown || !in.Shape[i].Equal(out.Shape[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // zeroOne reports whether v holds only 0 and 1 (a bool cast, a Trilu of
@@ -345,25 +367,14 @@ func rampOf(v *graph.Value, depth int) (ramp, bool) {
 		}
 		return ramp{}, false
 	case p.Is("Reshape"):
-		// A 1-D ramp viewed with size-1 axes around it.
+		// A ramp viewed with unit axes added or removed around it (a 1-D
+		// arange viewed as (1, N), or jax2onnx's (B, N) broadcast viewed as
+		// (B, N, 1)): the axes longer than 1 keep their order and sizes.
 		r, ok := rampOf(p.Input(0), depth+1)
-		out := v.Type
-		if !ok || p.Input(0).Type.Rank() != 1 || !out.Ranked {
+		if !ok {
 			return ramp{}, false
 		}
-		axis := -1
-		for i, d := range out.Shape {
-			if x, ok := d.Value(); !ok || x != 1 {
-				if axis >= 0 {
-					return ramp{}, false
-				}
-				axis = i
-			}
-		}
-		if axis < 0 {
-			return ramp{}, false
-		}
-		return ramp{len(out.Shape) - 1 - axis, r.off}, true
+		return reshapedRamp(r, p.Input(0).Type, v.Type)
 	case p.Is("Add") || p.Is("Sub"):
 		for i := 0; i < 2; i++ {
 			if i == 1 && p.Is("Sub") {
@@ -382,6 +393,21 @@ func rampOf(v *graph.Value, depth int) (ramp, bool) {
 				return ramp{r.axis, d}, ok
 			}
 			return ramp{r.axis, r.off.Add(c[0])}, true
+		}
+	}
+	return ramp{}, false
+}
+
+// reshapedRamp follows ramp r of type in through a Reshape to out that only
+// adds or removes unit axes.
+func reshapedRamp(r ramp, in, out graph.Type) (ramp, bool) {
+	if !in.Ranked || !out.Ranked {
+		return ramp{}, false
+	}
+	at := len(in.Shape) - 1 - r.axis
+	for o := range out.Shape {
+		if i, ok := graph.UnitViewAxis(in.Shape, out.Shape, o); ok && i == at {
+			return ramp{len(out.Shape) - 1 - o, r.off}, true
 		}
 	}
 	return ramp{}, false

@@ -157,6 +157,8 @@ func condLeaves(c *graph.Value, inverted bool, depth int) []maskLeaf {
 		// The broadcast is redone by the op: each term of the expanded
 		// condition broadcasts to the scores as well.
 		return condLeaves(p.Input(0), inverted, depth+1)
+	case isNoopSlice(p):
+		return condLeaves(p.Input(0), inverted, depth+1)
 	case p.Is("Cast") && p.Input(0).Type.DType == graph.Bool && graph.DType(p.AttrInt("to", 0)) == graph.Bool:
 		return condLeaves(p.Input(0), inverted, depth+1)
 	case p.Is("Cast") && graph.DType(p.AttrInt("to", 0)) == graph.Bool:

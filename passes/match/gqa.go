@@ -188,7 +188,7 @@ func gatherRepeat(p *graph.Node) (*graph.Value, int64, bool) {
 // unrepeatKV replaces the site's K and V by the sources of their head
 // repeat when both repeat the same way; K ends in its natural layout.
 func (m *matcher) unrepeatKV(s *draft) {
-	if s.VChannelsFirst || s.Q.Type.Rank() != 4 {
+	if s.VChannelsFirst || s.Perm.Any() || s.Q.Type.Rank() != 4 {
 		return
 	}
 	k, okK := unrepeat(s.K)
@@ -208,7 +208,7 @@ func (m *matcher) unrepeatKV(s *draft) {
 // it is K in its natural layout. The op then reads K itself and the views
 // die, instead of being undone by more layout ops.
 func (m *matcher) unviewK(s *draft) {
-	if s.Repeated != nil || s.Q.Type.Rank() != 4 || !s.KTransposed || s.K.Type.Rank() != 4 {
+	if s.Repeated != nil || s.Perm.Any() || s.Q.Type.Rank() != 4 || !s.KTransposed || s.K.Type.Rank() != 4 {
 		return
 	}
 	var best *graph.Value

@@ -46,6 +46,7 @@ const (
 	MaskFormCausalAddWhere MaskForm = "causal_add_where" // a causal condition added as Where(cond, 0, -inf)
 	MaskFormWindowView     MaskForm = "add_window_view"  // added in Swin's (B/w, w, …) view
 	MaskFormInput          MaskForm = "input"            // a lifted op's mask input
+	MaskFormRenorm         MaskForm = "renorm"           // P·mask renormalised after the softmax (jax2onnx, renorm.go)
 )
 
 // causal is the form of a site whose first term, applied as f, proved

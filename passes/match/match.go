@@ -129,6 +129,7 @@ func (m *matcher) matchSoftmax(sm *graph.Node) (*Match, *Reject) {
 			return nil, r
 		}
 	}
+	narrowKeyRows(s)
 	pos := map[*graph.Node]int{}
 	for i, n := range m.g.Nodes {
 		pos[n] = i
@@ -169,6 +170,9 @@ func variantName(s *draft) string {
 	}
 	if s.KVBroadcast {
 		v += "/kv-shared"
+	}
+	if s.Perm.Any() {
+		v += "/permuted"
 	}
 	if s.SoftCasts {
 		v += "/cast-f32"

@@ -35,14 +35,10 @@ var outputRules = []outputRule{
 			s.ZeroRowGuard = true
 			return n.Output(0), nil, nil
 		}},
-	// BLOOM: probabilities viewed back from (B, H, Nq, Nk) for the bmm.
-	{op: "Reshape", when: func(m *matcher, n *graph.Node, idx int, s *draft) bool {
-		return idx == 0 && s.headView != nil && mergesBatch(n)
-	},
-		peel: func(m *matcher, n *graph.Node, idx int, s *draft) (*graph.Value, []*graph.Node, *Reject) {
-			s.headView = nil
-			return n.Output(0), nil, nil
-		}},
+	// BLOOM: probabilities viewed back from (B, H, Nq, Nk) for the bmm (one
+	// Reshape; tf2onnx's Keras: Unsqueeze then Reshape, headview.go).
+	{op: "Reshape", when: mergesHeadView, peel: (*matcher).leaveHeadView},
+	{op: "Unsqueeze", when: mergesHeadView, peel: (*matcher).leaveHeadView},
 	{op: "MatMul", product: true, when: func(m *matcher, n *graph.Node, idx int, s *draft) bool { return idx == 0 },
 		peel: func(m *matcher, n *graph.Node, idx int, s *draft) (*graph.Value, []*graph.Node, *Reject) {
 			s.V, s.Output = n.Input(1), n.Output(0)
@@ -81,6 +77,14 @@ func (m *matcher) matchOutput(p *graph.Value, s *draft) ([]*graph.Node, *Reject)
 			s.ZeroRowGuard = true
 			nodes = append(nodes, isnan, where)
 			p = where.Output(0)
+			continue
+		}
+		if chain, cond, next := renormMask(p); next != nil {
+			if r := m.peelRenormMask(chain[0], cond, s); r != nil {
+				return nil, r
+			}
+			nodes = append(nodes, chain...)
+			p = next
 			continue
 		}
 		if r := m.onlyUse(p); r != nil {
@@ -136,29 +140,6 @@ func swapsLastTwo(n *graph.Node) bool {
 		}
 	}
 	return true
-}
-
-func (m *matcher) matchPVEinsum(n *graph.Node, idx int, s *draft) *Reject {
-	eq := n.AttrString("equation", "")
-	ins, out, ok := graph.ParseEinsum(eq)
-	if !ok || len(ins) != 2 || idx != 0 {
-		return reject(CodeProduct, n, "einsum %q is not P·V", eq)
-	}
-	a, b := ins[0], ins[1]
-	k := len(a)
-	if k < 2 || len(b) != k || len(out) != k {
-		return reject(CodeProduct, n, "einsum %q is not a batched P·V", eq)
-	}
-	i, j := a[k-2], a[k-1]
-	if b[:k-2] != a[:k-2] || out[:k-2] != a[:k-2] || out[k-2] != i {
-		return reject(CodeProduct, n, "einsum %q is not a batched P·V", eq)
-	}
-	d := out[k-1]
-	if b[k-2] != j || b[k-1] != d {
-		return reject(CodeProduct, n, "einsum %q does not contract the key axis of P with V", eq)
-	}
-	s.V, s.Output = n.Input(1), n.Output(0)
-	return nil
 }
 
 // isZeroRowGuard recognises Where(Equal(ReduceMax(bias, -1), -inf), 0, P),

@@ -16,6 +16,8 @@ var scoreRules = []scoreRule{
 	{op: "Mul", when: capsScores, peel: (*matcher).peelSoftcap},
 	{op: "Mul", peel: peelScoreScale},
 	{op: "Div", peel: peelScoreScale},
+	// Keras: Add(Mul(Cast(m), s), Mul(c, Cast(Not(m)))), blend.go.
+	{op: "Add", when: isBlendMask, peel: (*matcher).peelBlendMask},
 	{op: "Add", peel: func(m *matcher, n *graph.Node, s *draft) (*graph.Value, []*graph.Node, *Reject) {
 		x, r := m.peelAddMask(n, s)
 		return x, nil, r
@@ -26,6 +28,7 @@ var scoreRules = []scoreRule{
 	}},
 	// BLOOM: bmm scores viewed as (B, H, Nq, Nk) to be masked.
 	{op: "Reshape", when: splitsBatch, peel: (*matcher).peelHeadView},
+	{op: "Squeeze", when: splitsBatch, peel: (*matcher).peelHeadView},
 	{op: "Reshape", peel: (*matcher).enterWindowView},
 	{op: "MatMul", product: true, peel: func(m *matcher, n *graph.Node, s *draft) (*graph.Value, []*graph.Node, *Reject) {
 		return nil, nil, m.matchQKMatMul(n, s)
@@ -171,46 +174,6 @@ func (m *matcher) peelOperandScale(v *graph.Value, s *draft, side ScaleForm) (*g
 		v = next
 	}
 	return v, nil
-}
-
-// einsum variants of the score product: Kᵀ given as "…jd" (natural) or
-// "…dj" (transposed).
-func (m *matcher) matchQKEinsum(n *graph.Node, s *draft) *Reject {
-	s.ScoreOp = "Einsum"
-	eq := n.AttrString("equation", "")
-	ins, out, ok := graph.ParseEinsum(eq)
-	if !ok || len(ins) != 2 {
-		return reject(CodeProduct, n, "einsum %q is not a two-operand contraction", eq)
-	}
-	a, b := ins[0], ins[1]
-	if len(a) < 2 || len(a) != len(b) || len(out) != len(a) {
-		return reject(CodeProduct, n, "einsum %q is not a batched Q·Kᵀ", eq)
-	}
-	k := len(a)
-	batch := a[:k-2]
-	i, d := a[k-2], a[k-1]
-	if out[:k-2] != batch || b[:k-2] != batch || out[k-2] != i {
-		return reject(CodeProduct, n, "einsum %q is not a batched Q·Kᵀ", eq)
-	}
-	j := out[k-1]
-	switch {
-	case b[k-2] == j && b[k-1] == d:
-		s.KTransposed = false
-	case b[k-2] == d && b[k-1] == j:
-		s.KTransposed = true
-	default:
-		return reject(CodeProduct, n, "einsum %q does not contract the head dim of Q and K", eq)
-	}
-	q, r := m.peelOperandScale(n.Input(0), s, ScaleOnQ)
-	if r != nil {
-		return r
-	}
-	kv, r := m.peelOperandScale(n.Input(1), s, ScaleOnK)
-	if r != nil {
-		return r
-	}
-	s.Q, s.K = q, kv
-	return nil
 }
 
 // Swin adds a mask per window in a (B/w, w, H, Nq, Nk) view of the scores

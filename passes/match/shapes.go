@@ -20,7 +20,7 @@ func (m *matcher) fillShapes(s *draft) *Reject {
 		return reject(CodeShape, s.Q, "Q, K, V have ranks %d, %d, %d; sites are rank 2 to 5, K and V of Q's rank or fewer axes", r, len(kt.Shape), len(vt.Shape))
 	}
 	s.Rank = r
-	q, k, v := qt.Shape, padLeading(kt.Shape, r), padLeading(vt.Shape, r)
+	q, k, v := permuted(qt.Shape, s.Perm.Q), padLeading(permuted(kt.Shape, s.Perm.K), r), padLeading(permuted(vt.Shape, s.Perm.V), r)
 	if len(kt.Shape) < r || len(vt.Shape) < r || (r == 5 && !sameLead(q, k, v)) {
 		if rj := broadcastsOverQ(s, k, v); rj != nil {
 			return rj
@@ -51,7 +51,7 @@ func (m *matcher) fillShapes(s *draft) *Reject {
 		s.Batch, s.Heads, s.KVHeads = q[0], q[1], k[1]
 	case 3:
 		s.Batch = q[0]
-		if b, h, ok := unfoldHeads(s.Q); ok {
+		if b, h, ok := unfoldHeads(s.Q); ok && s.Perm.Q == nil {
 			s.Batch, s.Heads, s.KVHeads = b, h, h
 		}
 	}
@@ -93,6 +93,18 @@ func sameLead(q, k, v []graph.Dim) bool {
 	return true
 }
 
+// permuted is sh in the order Transpose(perm) gives (sh itself for nil).
+func permuted(sh []graph.Dim, perm []int64) []graph.Dim {
+	if perm == nil || len(perm) != len(sh) {
+		return sh
+	}
+	out := make([]graph.Dim, len(sh))
+	for i, p := range perm {
+		out[i] = sh[p]
+	}
+	return out
+}
+
 // padLeading right-aligns a shape of fewer axes to rank r with unit axes,
 // as MatMul broadcasting reads it.
 func padLeading(sh []graph.Dim, r int) []graph.Dim {
@@ -127,21 +139,29 @@ func broadcastsOverQ(s *draft, k, v []graph.Dim) *Reject {
 }
 
 // unfoldHeads recovers (B, H) when a rank-3 Q is a Reshape of a (B, H, N, D)
-// tensor: the heads-into-batch fold of `rearrange('b h n d -> (b h) n d')`.
+// tensor: the heads-into-batch fold of `rearrange('b h n d -> (b h) n d')`,
+// or of tf2onnx's (B, H, N, 1, D) (unit axes after the first two are left
+// out).
 func unfoldHeads(q *graph.Value) (b, h graph.Dim, ok bool) {
 	p := q.Producer()
 	if p == nil || !p.Is("Reshape") {
 		return b, h, false
 	}
 	in := p.Input(0).Type
-	if !in.Ranked || len(in.Shape) != 4 {
+	if !in.Ranked || len(in.Shape) < 4 {
 		return b, h, false
+	}
+	sh := append(graph.Shape(nil), in.Shape[:2]...)
+	for _, d := range in.Shape[2:] {
+		if !d.Equal(graph.D(1)) {
+			sh = append(sh, d)
+		}
 	}
 	out := q.Type.Shape
-	if !in.Shape[0].Mul(in.Shape[1]).Equal(out[0]) || !in.Shape[2].Equal(out[1]) || !in.Shape[3].Equal(out[2]) {
+	if len(sh) != 4 || !sh[0].Mul(sh[1]).Equal(out[0]) || !sh[2].Equal(out[1]) || !sh[3].Equal(out[2]) {
 		return b, h, false
 	}
-	return in.Shape[0], in.Shape[1], true
+	return sh[0], sh[1], true
 }
 
 // matchVType reconciles V's type with Q's: exports of fp16 SDPA compute P·V in

@@ -93,6 +93,10 @@ type Match struct {
 	// PackedHeads marks Q, K, V and the output as (B, N, H·D), split into
 	// Heads (KVHeads) by stage 1's adapters; the site is otherwise rank 4.
 	PackedHeads bool
+	// Perm orders the operands of an Einsum site written in another layout
+	// than (…, N, D) (flax's "...qhd,...khd->...hqk", einsum.go); nil
+	// entries are natural.
+	Perm AxisPerms
 	// KVBroadcast marks K and V (or one of them) as having fewer axes than
 	// Q: learned memory tokens or latents that MatMul broadcasts over Q's
 	// leading axes (shapes.go). Stage 1 expands them to Q's leading dims,
@@ -111,6 +115,13 @@ type Match struct {
 	// until stage 1 emits the projection (fused_msattention.go).
 	Packed *PackedQKV
 }
+
+// AxisPerms are the Transpose perms that bring Q, K and V to (…, N, D),
+// and the one that brings the natural output (…, Nq, Dv) to the site's.
+type AxisPerms struct{ Q, K, V, Out []int64 }
+
+// Any says some operand is not in its natural layout.
+func (p AxisPerms) Any() bool { return p.Q != nil || p.K != nil || p.V != nil || p.Out != nil }
 
 // Mask is none, the kind of a single term, or additive when several terms
 // must be combined into one bias.
@@ -176,6 +187,9 @@ type MaskTerm struct {
 	// differs from it by a per-row constant on the keys the causal site
 	// keeps, which the softmax ignores (ALiBi folded with causal, alibi.go).
 	KeyRow bool
+	// SameRows: Value is the same in every query row (a padding mask built
+	// as a full plane, keyrow.go); stage 1 builds one row of it.
+	SameRows bool
 	// Ramp, when set, makes the term Value · Ramp (−Value · Ramp with
 	// NegRamp): per-head ALiBi slopes times the key positions, the per-key
 	// form of slopes · (j − i) on a causal site (alibi.go).
@@ -191,7 +205,7 @@ func (t MaskTerm) Shape() graph.Type {
 		return ty
 	}
 	sh := append(graph.Shape(nil), ty.Shape...)
-	if t.KeyRow && len(sh) >= 2 {
+	if (t.KeyRow || t.SameRows) && len(sh) >= 2 {
 		sh[len(sh)-2] = graph.D(1)
 	}
 	if t.Ramp != nil {

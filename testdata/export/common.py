@@ -22,9 +22,7 @@ Every family script builds small models with random (seeded) weights, then calls
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import re
 import shutil
 import sys
 import tempfile
@@ -35,12 +33,16 @@ import numpy as np
 import onnx
 import torch
 import torch.nn.functional as F
-from onnx import numpy_helper
+
+import manifest
+# the ONNX-only helpers, shared with the JAX / Keras / Optimum scripts
+# (export_seed_sdpa_op23.py still imports strip_node_metadata from here)
+from onnxfix import (ATTN_OPS, graph_dims, np_dtype_name, onnx_op_counts, opset_of, run_ort, strip_node_metadata,
+                     write_test_data)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTDATA = os.path.dirname(HERE)
 MODELS = os.path.join(TESTDATA, "models")
-MANIFEST = os.path.join(TESTDATA, "MANIFEST.json")
 
 MAX_MODEL_BYTES = 2 * 1024 * 1024
 
@@ -230,12 +232,8 @@ def default_attention_info(rec: dict, spec: dict | None = None) -> dict:
 
 
 # --------------------------------------------------------------------------
-# ONNX helpers
+# PyTorch outputs as numpy (the ONNX-only helpers are in onnxfix.py)
 # --------------------------------------------------------------------------
-
-
-def np_dtype_name(a: np.ndarray) -> str:
-    return "bool" if a.dtype == np.bool_ else str(a.dtype)
 
 
 def to_numpy(t: torch.Tensor) -> np.ndarray:
@@ -258,104 +256,18 @@ def flatten_outputs(out):
     raise TypeError(f"unsupported output type {type(out)}")
 
 
-def opset_of(model: onnx.ModelProto) -> int:
-    for o in model.opset_import:
-        if o.domain in ("", "ai.onnx"):
-            return o.version
-    return -1
-
-
-def onnx_op_counts(model: onnx.ModelProto) -> dict:
-    counts: dict = {}
-
-    def walk(g):
-        for n in g.node:
-            key = n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}"
-            counts[key] = counts.get(key, 0) + 1
-            for a in n.attribute:
-                if a.g is not None and a.g.node:
-                    walk(a.g)
-                for sg in a.graphs:
-                    walk(sg)
-
-    walk(model.graph)
-    for f in model.functions:
-        for n in f.node:
-            key = n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}"
-            counts[key] = counts.get(key, 0) + 1
-    return counts
-
-
-def graph_dims(v: onnx.ValueInfoProto) -> list:
-    dims = []
-    for d in v.type.tensor_type.shape.dim:
-        if d.HasField("dim_value"):
-            dims.append(d.dim_value)
-        elif d.HasField("dim_param"):
-            dims.append(d.dim_param)
-        else:
-            dims.append(None)
-    return dims
-
-
-def strip_node_metadata(model: onnx.ModelProto) -> None:
-    def walk(g):
-        for n in g.node:
-            del n.metadata_props[:]
-            n.doc_string = ""
-            for a in n.attribute:
-                if a.HasField("g"):
-                    walk(a.g)
-                for sg in a.graphs:
-                    walk(sg)
-        for v in list(g.value_info) + list(g.input) + list(g.output) + list(g.initializer):
-            del v.metadata_props[:]
-
-    walk(model.graph)
-    for f in model.functions:
-        for n in f.node:
-            del n.metadata_props[:]
-
-
-def run_ort(path: str, feeds: dict) -> list:
-    import onnxruntime as ort
-
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    so.intra_op_num_threads = 2
-    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    names = [o.name for o in sess.get_outputs()]
-    return names, sess.run(names, feeds)
-
-
 # --------------------------------------------------------------------------
 # Manifest
 # --------------------------------------------------------------------------
 
 
 def load_manifest() -> dict:
-    if os.path.exists(MANIFEST):
-        with open(MANIFEST) as f:
-            return json.load(f)
-    return {"torch_version": torch.__version__, "models": [], "failures": []}
+    return manifest.load()
 
 
 def update_manifest(entries: list, failures: list, family: str) -> None:
-    """Merges this family's entries; replaces models of the same name and
-    failures of the same family."""
-    m = load_manifest()
-    names = {e["name"] for e in entries}
-    m["torch_version"] = torch.__version__
-    m["models"] = [e for e in m.get("models", []) if e["name"] not in names] + entries
-    m["models"].sort(key=lambda e: e["name"])
-    m["failures"] = [f for f in m.get("failures", []) if f.get("family") != family] + failures
-    m["failures"].sort(key=lambda f: (f["family"], f["name"]))
-    text = json.dumps(m, indent=1)
-    # keep short lists of numbers / strings on one line
-    text = re.sub(r"\[\s*([-0-9.e\",\s]*?)\s*\]", lambda mo: "[" + re.sub(r"\s*\n\s*", " ", mo.group(1)) + "]", text)
-    with open(MANIFEST + ".tmp", "w") as f:
-        f.write(text + "\n")
-    os.replace(MANIFEST + ".tmp", MANIFEST)
+    """Merges this family's entries (manifest.py)."""
+    manifest.update(entries, failures, family, torch_version=torch.__version__)
 
 
 # --------------------------------------------------------------------------
@@ -586,12 +498,7 @@ def export_case(
         raise RuntimeError(f"ORT max abs err {err} >= {tol}")
 
     # 4. test data
-    for i, (n, a) in enumerate(zip(graph_inputs, np_inputs)):
-        with open(os.path.join(outdir, "test_data_set_0", f"input_{i}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(a, name=n).SerializeToString())
-    for i, (n, a) in enumerate(zip(out_names, outs)):
-        with open(os.path.join(outdir, "test_data_set_0", f"output_{i}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(np.ascontiguousarray(a), name=n).SerializeToString())
+    write_test_data(outdir, zip(graph_inputs, np_inputs), zip(out_names, outs))
 
     # 5. attention items
     if callable(attention):
@@ -633,10 +540,6 @@ def export_case(
     }
     return entry
 
-
-# ops that show how attention is expressed (kept in the manifest for a quick look)
-ATTN_OPS = {"MatMul", "Einsum", "Softmax", "Where", "Attention", "Gemm", "Sqrt", "Div", "Mul", "Transpose", "Reshape",
-            "Cast", "com.microsoft.Attention", "com.microsoft.MultiHeadAttention", "IsNaN", "Trilu"}
 
 
 def rand_bool_mask(shape, p_keep=0.7, gen=None):

@@ -88,7 +88,9 @@ def dim_text(d, syms):
     if d.HasField("dim_value"):
         return str(d.dim_value)
     if d.HasField("dim_param") and d.dim_param in syms:
-        return d.dim_param
+        # an expression such as Optimum's "past_sequence_length + sequence_length"
+        # is written without spaces, as attnopt prints it (one token per dim)
+        return d.dim_param.replace(" ", "")
     return "?"
 
 
