@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/steporder"
 	"github.com/attnopt/attnopt/passes/canonical"
 	"github.com/attnopt/attnopt/passes/match"
 	"github.com/attnopt/attnopt/passes/schema"
@@ -132,19 +133,7 @@ func init() {
 
 // checkOrder says which pass runs before one it needs, or names twice.
 func checkOrder(table []Pass) error {
-	seen := map[string]bool{}
-	for _, p := range table {
-		if seen[p.Name] {
-			return fmt.Errorf("pass table: %q listed twice", p.Name)
-		}
-		for _, a := range p.After {
-			if !seen[a] {
-				return fmt.Errorf("pass table: %q must run after %q", p.Name, a)
-			}
-		}
-		seen[p.Name] = true
-	}
-	return nil
+	return steporder.Check("pass table", table, func(p Pass) string { return p.Name }, func(p Pass) []string { return p.After })
 }
 
 // Rewrite runs the pipeline over m in place.

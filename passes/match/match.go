@@ -97,7 +97,8 @@ type matcher struct {
 }
 
 // matchSoftmax runs the families in data-flow order: softmax semantics,
-// the score chain back to the QK product, then the PV product.
+// the score chain back to the QK product, then the PV product; the fix-ups
+// (fixups.go) then settle the site.
 func (m *matcher) matchSoftmax(sm *graph.Node) (*Match, *Reject) {
 	s := &draft{Match: Match{Softmax: sm}}
 	nodes := []*graph.Node{sm}
@@ -115,21 +116,9 @@ func (m *matcher) matchSoftmax(sm *graph.Node) (*Match, *Reject) {
 	}
 	nodes = append(nodes, post...)
 	nodes = append(nodes, s.extra...)
-	m.unrepeatKV(s)
-	m.unviewK(s)
-	if r := m.fillShapes(s); r != nil {
+	if r := m.runFixups(s); r != nil {
 		return nil, r
 	}
-	if r := m.checkQScales(s); r != nil {
-		return nil, r
-	}
-	if kept := m.resolveCausal(s); kept {
-		// Causal candidates kept as masks get the checks of every mask.
-		if r := m.fillShapes(s); r != nil {
-			return nil, r
-		}
-	}
-	narrowKeyRows(s)
 	pos := map[*graph.Node]int{}
 	for i, n := range m.g.Nodes {
 		pos[n] = i
