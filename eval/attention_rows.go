@@ -8,7 +8,7 @@ import (
 )
 
 // Rows with no visible key, as FlashAttention states them (empty_rows,
-// mask_fill, causal_fill, fill_once, fill_round; the kernels' twin is
+// mask_fill, causal_fill, fill_once, fill_round, mask_floor; the kernels' twin is
 // kernels/src/common/empty_rows.h, the contract docs/fully-masked-rows.md).
 // flashAttention writes such rows as zeros; fixRows then recomputes each
 // over every key with the source graph's fills.
@@ -16,6 +16,7 @@ type rowSpec struct {
 	mode       int64 // 0 zeros, 1 literal (NaN when all −inf), 2 literal (zeros when all −inf)
 	maskFill   float32
 	causalFill float32
+	maskFloor  float32 // a float mask value at or below it drops the key (−inf: only −inf)
 	once       bool
 	round      graph.DType // the literal scores' type; Undefined: float32
 }
@@ -27,6 +28,7 @@ func rowSpecOf(vs opdef.Values, dt graph.DType) rowSpec {
 		mode:       vs.Int(opdef.AttrEmptyRows),
 		maskFill:   vs.Float(opdef.AttrMaskFill),
 		causalFill: vs.Float(opdef.AttrCausalFill),
+		maskFloor:  vs.Float(opdef.AttrMaskFloor),
 		once:       vs.Int(opdef.AttrFillOnce) == 1,
 	}
 	if vs.Int(opdef.AttrFillRound) == 1 {
@@ -37,12 +39,14 @@ func rowSpecOf(vs opdef.Values, dt graph.DType) rowSpec {
 
 // floor is the float-mask value at or below which a key counts as dropped:
 // −inf, or half a finite causal fill (keys causal skips then add nothing to
-// a row that sees one above it).
+// a row that sees one above it), or mask_floor (the mask's own finite fill),
+// the higher of the two.
 func (sp *attnSpec) floor(r rowSpec) float32 {
+	fl := float32(math.Inf(-1))
 	if sp.causal && !math.IsInf(float64(r.causalFill), -1) {
-		return r.causalFill / 2
+		fl = r.causalFill / 2
 	}
-	return float32(math.Inf(-1))
+	return max(fl, r.maskFloor)
 }
 
 // admitted reports whether causal and the window admit key j for query i.

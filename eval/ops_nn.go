@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 
 	"github.com/attnopt/attnopt/graph"
 )
@@ -413,8 +414,31 @@ func init() {
 	register("", "ArgMax", argOp(true))
 	register("", "ArgMin", argOp(false))
 	register("", "TopK", opTopK)
+	register("", "RandomUniformLike", opRandomUniformLike)
 	register("", "LayerNormalization", opLayerNorm)
 	register("", "InstanceNormalization", opInstanceNorm)
 	register("", "GroupNormalization", opGroupNorm)
 	register("", "BatchNormalization", opBatchNorm)
+}
+
+// opRandomUniformLike draws from a generator seeded by the op's seed (0
+// without one), so a run is reproducible; it is not ONNX Runtime's
+// generator, so a graph whose outputs depend on the draw (Informer's key
+// sample when it keeps fewer queries than it has) differs between runtimes.
+func opRandomUniformLike(c *opCtx, in []*Tensor) ([]*Tensor, error) {
+	dt := in[0].DType
+	if c.hasAttr("dtype") {
+		dt = graph.DType(c.attrInt("dtype", 0))
+	}
+	out := NewTensor(dt, in[0].Shape)
+	if out.F == nil {
+		return nil, fmt.Errorf("RandomUniformLike of type %s", dt)
+	}
+	lo, hi := float64(c.attrFloat("low", 0)), float64(c.attrFloat("high", 1))
+	seed := math.Float32bits(c.attrFloat("seed", 0))
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))
+	for i := range out.F {
+		out.F[i] = float32(lo + (hi-lo)*rng.Float64())
+	}
+	return []*Tensor{out}, nil
 }

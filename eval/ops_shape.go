@@ -201,6 +201,34 @@ func init() {
 		return []*Tensor{expandTo(fill.reshaped(nil), shape)}, nil
 	})
 	register("", "Range", opRange)
+	register("", "EyeLike", func(c *opCtx, in []*Tensor) ([]*Tensor, error) {
+		x := in[0]
+		if len(x.Shape) != 2 {
+			return nil, fmt.Errorf("EyeLike of rank %d, want 2", len(x.Shape))
+		}
+		dt := x.DType
+		if c.hasAttr("dtype") {
+			dt = graph.DType(c.attrInt("dtype", 0))
+		}
+		out := NewTensor(dt, x.Shape)
+		k := int(c.attrInt("k", 0))
+		for i := 0; i < x.Shape[0]; i++ {
+			j := i + k
+			if j < 0 || j >= x.Shape[1] {
+				continue
+			}
+			at := i*x.Shape[1] + j
+			switch {
+			case out.F != nil:
+				out.F[at] = 1
+			case out.I != nil:
+				out.I[at] = 1
+			default:
+				out.B[at] = true
+			}
+		}
+		return []*Tensor{out}, nil
+	})
 	register("", "Tile", func(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 		x := in[0]
 		reps := toInts(in[1].ints())

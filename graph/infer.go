@@ -110,7 +110,7 @@ func init() {
 		"Concat": inferConcat, "Slice": inferSlice, "Reshape": inferReshape,
 		"Transpose": inferTranspose, "Flatten": inferFlatten, "Split": inferSplit,
 		"Expand": inferExpand, "Where": inferWhere, "ConstantOfShape": inferConstantOfShape,
-		"Range": inferRange, "Tile": inferTile,
+		"Range": inferRange, "Tile": inferTile, "EyeLike": inferEyeLike,
 		"MatMul": inferMatMul, "Gemm": inferGemm, "Einsum": inferEinsum,
 		"Conv": inferConv, "ConvTranspose": inferConvTranspose, "AveragePool": inferPool, "MaxPool": inferPool,
 		"GlobalAveragePool": inferGlobalPool, "GlobalMaxPool": inferGlobalPool,
@@ -121,6 +121,7 @@ func init() {
 		"ReduceSumSquare": inferReduce, "ArgMax": inferReduce, "ArgMin": inferReduce,
 		"Pad": inferPad, "Trilu": inferSame, "CumSum": inferSame,
 		"GatherElements": inferGatherElements, "GatherND": inferGatherND, "ScatterND": inferSame, "ScatterElements": inferSame,
+		"TopK": inferTopK, "RandomUniformLike": inferRandomLike, "RandomNormalLike": inferRandomLike,
 		"NonZero": func(c *ictx) {
 			s, ok := c.shape(0)
 			if ok {

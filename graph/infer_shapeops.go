@@ -742,6 +742,67 @@ func inferConstantOfShape(c *ictx) {
 	}
 }
 
+// inferEyeLike: the input's 2-D shape, ones on diagonal k (XLNet builds its
+// mask's diagonal with it), folded when the shape is known and small.
+func inferEyeLike(c *ictx) {
+	dt := c.inType(0).DType
+	if a := c.n.Attr("dtype"); a != nil {
+		dt = DType(c.n.AttrInt("dtype", 0))
+	}
+	s, ok := c.shape(0)
+	if !ok {
+		c.set(0, dt, nil, false)
+		return
+	}
+	c.setShape(0, dt, s)
+	dims, ok := s.Ints()
+	if !ok || len(dims) != 2 || numel(dims) > maxFold {
+		return
+	}
+	k := c.n.AttrInt("k", 0)
+	vals := make([]float64, numel(dims))
+	for i := int64(0); i < dims[0]; i++ {
+		if j := i + k; j >= 0 && j < dims[1] {
+			vals[i*dims[1]+j] = 1
+		}
+	}
+	if raw, ok := EncodeFloats(dt, vals); ok {
+		c.out(0).Const = NewTensor("", dt, dims, raw)
+	}
+}
+
+// inferTopK: values and int64 indices of the input's shape with k along
+// the axis (Informer's ProbSparse picks its top queries with it).
+func inferTopK(c *ictx) {
+	t := c.inType(0)
+	s, ok := c.shape(0)
+	if !ok {
+		c.set(0, t.DType, nil, false)
+		c.set(1, Int64, nil, false)
+		return
+	}
+	out := append(Shape(nil), s...)
+	if ax, ok := normAxis(c.n.AttrInt("axis", -1), len(s)); ok {
+		out[ax] = UnknownDim
+		if k, ok := c.in(1).IntContent(); ok && len(k) == 1 {
+			out[ax] = k[0]
+		}
+	}
+	c.setShape(0, t.DType, out)
+	c.setShape(1, Int64, append(Shape(nil), out...))
+}
+
+// inferRandomLike: the input's shape, in the dtype attribute's type or the
+// input's.
+func inferRandomLike(c *ictx) {
+	t := c.inType(0)
+	dt := t.DType
+	if c.n.Attr("dtype") != nil {
+		dt = DType(c.n.AttrInt("dtype", 0))
+	}
+	c.set(0, dt, append(Shape(nil), t.Shape...), t.Ranked)
+}
+
 func inferRange(c *ictx) {
 	dt := c.inType(0).DType
 	start, ok1 := c.in(0).Scalar()

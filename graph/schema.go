@@ -66,6 +66,7 @@ var schemas = map[string]*opSchema{
 	"Where":           op(3, 3, 1, 1),
 	"ConstantOfShape": op(1, 1, 1, 1, "value", AttrTensor),
 	"Range":           op(3, 3, 1, 1),
+	"EyeLike":         op(1, 1, 1, 1, "dtype", AttrInt, "k", AttrInt),
 	"Tile":            op(2, 3, 1, 1),
 	"MatMul":          op(2, 2, 1, 1),
 	"Gemm":            op(2, 3, 1, 1, "alpha", AttrFloat, "beta", AttrFloat, "transA", AttrInt, "transB", AttrInt),

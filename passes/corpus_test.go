@@ -45,8 +45,9 @@ var corpusTable = map[string]corpusWant{
 	// masked_fill) matches in all 3 layers, but SoftmaxGrad reads the
 	// probabilities for the backward pass, so none can be fused.
 	"onnxruntime/3layer_bloom_optimized_training.onnx": {0, 0, "SoftmaxGrad"},
-	// Megatron GPT-2 masks with w·b − 10000·(1−b): a multiplicative mask.
-	"onnxruntime/gpt2_megatron.onnx": {0, 0, "pass through Sub"},
+	// Megatron GPT-2 masks with w·b − 10000·(1−b): a multiplicative mask of
+	// a float input, not provably 0/1 (with a bool's Cast it fuses).
+	"onnxruntime/gpt2_megatron.onnx": {0, 0, "multiplicative mask that is not provably 0 or 1"},
 	// The GPT-2 decoder lives inside BeamSearch's subgraph attributes: they
 	// are matched like the main graph (nested.go), but its attention is
 	// already com.microsoft.Attention, which no rule lifts (corpusNested).

@@ -27,6 +27,7 @@ type manifest struct {
 			KVHeads int64  `json:"kv_heads"`
 			Bias    string `json:"bias"`
 			Window  int64  `json:"window"`
+			Fusable *bool  `json:"fusable"` // false: not fusable by design (why_not_fusable)
 		} `json:"attention"`
 	} `json:"models"`
 }

@@ -34,7 +34,10 @@ var layoutGrowth = map[string]map[string]int{
 		// flax's own einsums read Q, K, V as (B, N, H, D) and write the
 		// output so: FlashAttention reads (B, H, N, D), so each is
 		// transposed (passes/match/einsum.go, Match.Perm).
-		"jax_mha_dropout_eval": 4},
+		"jax_mha_dropout_eval": 4,
+		// XLNet's einsums read Q, K, V as (N, B, H, D): each is transposed
+		// for the (B, H, N, D) op, and the output back.
+		"hf_xlnet": 6},
 	"ort": {
 		"sagan": 2, "sagan_dynamo": 2, "sagan_op11": 2,
 		// Q, K, V are graph inputs in (B, H, N, D): MultiHeadAttention
@@ -79,6 +82,10 @@ var layoutGrowth = map[string]map[string]int{
 		// (passes/match/keyrow.go SameRows) is viewed and expanded back to
 		// it; flax's (B, N, H, D) operands are merged by a Reshape each.
 		"jax_mha_mask": 2, "jax_mha_causal_pad": 5, "jax_nnx_dpa_mask_op23": 2, "jax_mha_dropout_eval": 3,
+		// XLNet's sequence-first (N, B, H, D) operands: a Transpose and a
+		// Reshape each to MultiHeadAttention's (B, N, H·D), and back; its
+		// position bias is the attention_bias.
+		"hf_xlnet": 14,
 		"hf_mpt": 7, "hf_mpt_dynamo": 8, "hf_mpt_dynamo_op23": 8,
 		"mpt_alibi": 4, "mpt_alibi_dynamo": 8, "mpt_alibi_dynamo_op23": 8,
 		"mpt_alibi_perkey": 6, "mpt_alibi_perkey_dynamo": 8, "mpt_alibi_perkey_dynamo_op23": 8,

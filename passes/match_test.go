@@ -43,7 +43,10 @@ func TestMatcherVariants(t *testing.T) {
 		{"bool where", with(func(o *O) { o.Mask = "where" }), 1, MaskBool, false, 1, 4, true, "mask-where", 0},
 		{"bool where inverted", with(func(o *O) { o.Mask = "where_inv" }), 1, MaskBool, false, 1, 4, true, "mask-where", 0},
 		{"add of where", with(func(o *O) { o.Mask = "add_where" }), 1, MaskBool, false, 1, 4, true, "mask-add_where", 0},
-		{"finite fill", with(func(o *O) { o.Mask = "where_finite" }), 1, MaskAdditive, false, 1, 4, true, "mask-where", 0},
+		// Where(m, s, −1e4) replaces dropped scores: a bool mask whose
+		// literal rows add float32's lowest (a row that keeps no key is
+		// uniform, as the source's), passes/match/mask.go.
+		{"finite fill", with(func(o *O) { o.Mask = "where_finite" }), 1, MaskBool, false, 1, 4, true, "mask-where", 0},
 		{"bloom head view", with(func(o *O) { o.Rank = 3; o.Mask = "head_view_alibi"; o.Scale = "mul" }), 1, MaskAdditive, false, s8, 1, true, "scale-scores/mask-where", 0},
 		{"swin window view", with(func(o *O) { o.Mask = "window_view"; o.Scale = "q" }), 1, MaskAdditive, false, s8, 4, true, "mask-add", 0},
 		{"causal tril", with(func(o *O) { o.Mask = "causal"; o.NK = 20 }), 1, MaskNone, true, 1, 4, true, "causal", 0},

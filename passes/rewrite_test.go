@@ -43,6 +43,8 @@ func rewriteCases() map[string]*testgraph.B {
 		"keras_blend":       with(func(o *O) { o.Mask = "blend"; o.Scale = "mul"; o.Opset = 23 }),
 		"jax_renorm":        with(func(o *O) { o.Mask = "renorm"; o.Scale = "mul"; o.Opset = 23 }),
 		"plane_pad":         with(func(o *O) { o.Mask = "plane_pad"; o.Opset = 23 }),
+		"funnel_sub_inf":    with(func(o *O) { o.Mask = "sub_inf"; o.Scale = "mul"; o.Opset = 23 }),
+		"megatron_blend":    with(func(o *O) { o.Mask = "sub_blend"; o.Scale = "div"; o.Opset = 23 }),
 		"rank2_dv":          with(func(o *O) { o.Rank = 2; o.DV = 24; o.Opset = 23 }),
 		"rank3_mask":        with(func(o *O) { o.Rank = 3; o.Mask = "add"; o.Opset = 23 }),
 		"pre_transposed":    with(func(o *O) { o.KForm = "pre"; o.Dropout = true }),

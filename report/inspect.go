@@ -104,6 +104,9 @@ type RowsInfo struct {
 	FillOnce   bool     `json:"fill_once"`
 	FillRound  bool     `json:"fill_round"`
 	Guarded    bool     `json:"guarded"`
+	// MaskFloor: a float mask value at or below it drops its key (half the
+	// mask's finite fill); absent when only −inf does.
+	MaskFloor *float64 `json:"mask_floor,omitempty"`
 }
 
 func newRowsInfo(r passes.Rows) *RowsInfo {
@@ -116,7 +119,11 @@ func newRowsInfo(r passes.Rows) *RowsInfo {
 		}
 		return &x
 	}
-	return &RowsInfo{Empty: r.Empty.String(), MaskFill: fill(r.MaskFill), CausalFill: fill(r.CausalFill), FillOnce: r.Once, FillRound: r.Round, Guarded: r.Guarded}
+	ri := &RowsInfo{Empty: r.Empty.String(), MaskFill: fill(r.MaskFill), CausalFill: fill(r.CausalFill), FillOnce: r.Once, FillRound: r.Round, Guarded: r.Guarded}
+	if r.MaskFloor < 0 {
+		ri.MaskFloor = &r.MaskFloor
+	}
+	return ri
 }
 
 // Dims gives every dim as text, symbolic ones included ("batch", "2*seq").

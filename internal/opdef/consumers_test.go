@@ -120,13 +120,23 @@ func TestRewritesWriteTheTable(t *testing.T) {
 		{"examples/mistral_window256_s4096.onnx", exact},
 		{"examples/seed_sdpa_mask_h16d4.onnx", exact},
 		{"fp16 causal finfo.min under a -inf bool mask", exact},
+		{"Funnel's s - 1e6·(1 - m)", exact},
+	}
+	builders := map[string]func() *graph.Model{
+		"fp16 causal finfo.min under a -inf bool mask": fp16FiniteCausal,
+		"Funnel's s - 1e6·(1 - m)": func() *graph.Model {
+			return testgraph.Attention(testgraph.Opts{B: 2, H: 4, N: 16, D: 8, Mask: "sub_inf", Scale: "mul"}).Model()
+		},
 	}
 	for _, dir := range []string{"hf_qwen3_leftpad", "hf_qwen3_leftpad_dynamo", "hf_modernbert_pad", "hf_mistral_window", "hf_bert", "hf_gemma2_softcap"} {
 		cases = append(cases, rewrite{"models/" + dir + "/model.onnx", exact})
 	}
 	seen := map[string]bool{}
 	for _, c := range cases {
-		m := fp16FiniteCausal()
+		m := (*graph.Model)(nil)
+		if b := builders[c.model]; b != nil {
+			m = b()
+		}
 		if strings.HasSuffix(c.model, ".onnx") {
 			var err error
 			if m, err = graph.Load(filepath.Join(root, c.model)); err != nil {

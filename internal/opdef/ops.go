@@ -34,6 +34,7 @@ const (
 	AttrFillOnce      = "fill_once"
 	AttrFillRound     = "fill_round"
 	AttrSoftcap       = "softcap"
+	AttrMaskFloor     = "mask_floor"
 	AttrSpatialShape  = "spatial_shape"
 	AttrWindow        = "window"
 	AttrShift         = "shift"
@@ -85,13 +86,16 @@ var FlashAttention = &Op{
 			Doc: "literal rows: 1, literal scores round to the op's type after each add, as an fp16/bf16 graph did", Written: "when 1"},
 		{Name: AttrSoftcap, Kind: graph.AttrFloat, Rule: FiniteNonNegative,
 			Doc: "c > 0: the scaled score s becomes c·tanh(s/c) before the mask, causal and window apply (Gemma 2); 0: none", Written: "when the site caps its scores"},
+		{Name: AttrMaskFloor, Kind: graph.AttrFloat, Float: negInf, Rule: NonPositiveOrNegInf,
+			Doc: "literal rows: a float mask value at or below it drops the key too, so a row whose keys all sit at a finite fill is recomputed as the source rounds it", Written: "when a float mask's finite fill is known"},
 	},
 	Semantics: []string{
 		"Scores are `scale`·Q·Kᵀ, capped to `softcap`·tanh(s/`softcap`) when `softcap` > 0, plus the mask: a bool mask drops the keys it holds false, a float mask is added. " +
 			"`causal` and `sliding_window` drop keys by position. Softmax and accumulation are float32 for every type.",
 		"A row that sees no key gives zeros unless `empty_rows` says otherwise; then the literal score of key j is " +
 			"round(round(scale·q·k_j, capped) + term_j), with `mask_fill` for a key the bool mask drops and `causal_fill` " +
-			"(combined by `fill_once`) for one causal or the window drops (docs/fully-masked-rows.md).",
+			"(combined by `fill_once`) for one causal or the window drops (docs/fully-masked-rows.md). " +
+			"A float mask value at or below `mask_floor` counts as dropping its key when finding such rows.",
 	},
 	Code: []string{"kernels/src/cpu/flash_attention.cpp", "kernels/src/cpu/empty_rows.cpp", "kernels/src/cuda/",
 		"eval/ops_attention.go", "eval/attention_rows.go"},

@@ -33,6 +33,8 @@ func (a *Attr) Must() string {
 			return "-inf or finite"
 		case FiniteNonNegative:
 			return "finite and >= 0"
+		case NonPositiveOrNegInf:
+			return "-inf or finite and <= 0"
 		}
 		return "a float"
 	}
@@ -72,6 +74,8 @@ func (a *Attr) FloatOK(f float32) bool {
 		return !math.IsNaN(x) && !math.IsInf(x, 1)
 	case FiniteNonNegative:
 		return x >= 0 && !math.IsInf(x, 1)
+	case NonPositiveOrNegInf:
+		return x <= 0
 	}
 	return true
 }

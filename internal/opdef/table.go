@@ -43,6 +43,9 @@ const (
 	FiniteOrNegInf
 	// FiniteNonNegative: finite and >= 0 (a bound that 0 turns off).
 	FiniteNonNegative
+	// NonPositiveOrNegInf: −inf or finite and <= 0 (a floor on additive
+	// mask values that −inf turns off).
+	NonPositiveOrNegInf
 )
 
 // Named is one value of an INT attribute with a closed set of values.

@@ -37,7 +37,7 @@ type Opts struct {
 	// of the capped scores).
 	Softcap  string
 	SoftcapC float64 // 0 means 0.5
-	Mask     string  // "none", "add", "where", "add_where", "where_inv", "where_finite", "blend" (Keras), "renorm" (jax2onnx, after the softmax), "plane_pad", "window_view", "head_view[_alibi|_open|_plane]" (rank 3), "causal", or a form of causal.go
+	Mask     string  // "none", "add", "where", "add_where", "where_inv", "where_finite", "blend" (Keras), "sub_blend" (Megatron), "sub_inf" (Funnel), "renorm" (jax2onnx, after the softmax), "plane_pad", "window_view", "head_view[_alibi|_open|_plane]" (rank 3), "causal", or a form of causal.go
 	Casts    bool    // Cast to float32 around the softmax
 	// FloatPV keeps the probabilities in float32 and casts V to float32
 	// for P·V, after any repeat (fp16 TorchScript SDPA); needs Casts.
@@ -210,6 +210,20 @@ func Attention(o Opts) *B {
 	case "where_finite":
 		m := b.Input("mask", graph.Bool, maskDims...)
 		s = b.Node("Where", []string{m, s, b.ScalarOf(sdt, -10000)})
+	case "sub_inf":
+		// Funnel: scores − INF·(1 − mask) with INF = 1e6, the padding mask
+		// cast to float and viewed as (B, 1, 1, Nk). Rank 4.
+		pad := b.Input("mask", graph.Bool, o.B, o.NK)
+		m := b.Node("Reshape", []string{b.Node("Cast", []string{pad}, Int("to", int64(sdt))), b.I64(int64(o.B), 1, 1, int64(o.NK))})
+		inf := b.Node("Mul", []string{b.Node("Sub", []string{b.ScalarOf(sdt, 1), m}), b.ScalarOf(sdt, 1e6)})
+		s = b.Node("Sub", []string{s, inf})
+	case "sub_blend":
+		// Megatron: w·b − c·(1 − b), here with b a cast of a bool mask and
+		// c = finfo.max (Megatron's 10000 replaces the scores: refused).
+		mf := b.Node("Cast", []string{b.Input("mask", graph.Bool, maskDims...)}, Int("to", int64(sdt)))
+		keep := b.Node("Mul", []string{s, mf})
+		drop := b.Node("Mul", []string{b.Node("Sub", []string{b.ScalarOf(sdt, 1), mf}), b.ScalarOf(sdt, math.MaxFloat32)})
+		s = b.Node("Sub", []string{keep, drop})
 	case "blend":
 		// Keras through tf2onnx: Add(Mul(Cast(m), s), Mul(c, Cast(Not(m)))).
 		m := b.Input("mask", graph.Bool, maskDims...)

@@ -48,6 +48,7 @@ class FlashParams(ctypes.Structure):
         ("fill_once", ctypes.c_int),
         ("fill_dtype", ctypes.c_int),
         ("softcap", ctypes.c_float),
+        ("mask_drop", ctypes.c_float),
     ]
 
 

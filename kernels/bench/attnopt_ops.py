@@ -23,6 +23,7 @@ FLASH_ATTRS = {
     "fill_once": ("INT", False, 0, "0 or 1"),
     "fill_round": ("INT", False, 0, "0 or 1"),
     "softcap": ("FLOAT", False, 0.0, "finite and >= 0"),
+    "mask_floor": ("FLOAT", False, float("-inf"), "-inf or finite and <= 0"),
 }
 WINDOW_ATTRS = {
     "scale": ("FLOAT", True, None, "finite and > 0"),

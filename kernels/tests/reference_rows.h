@@ -7,6 +7,7 @@
 #ifndef ATTNOPT_TESTS_REFERENCE_ROWS_H_
 #define ATTNOPT_TESTS_REFERENCE_ROWS_H_
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -23,6 +24,7 @@ struct RowSemantics {
   double mask_fill = -INFINITY, causal_fill = -INFINITY;
   bool once = false;
   attnopt_dtype round = ATTNOPT_F32;  // the type the source's Add ran in
+  double mask_floor = -INFINITY;      // a float mask value <= it drops the key (mask_drop)
 };
 
 // The mask of one key: kind 0 none, 1 bool (keep), 2 float (value).
@@ -48,7 +50,8 @@ inline std::vector<double> reference_rows(const RefDims& d, const Get4& q, const
   std::vector<double> out(d.B * d.Hq * d.Nq * d.Dv, 0.0);
   std::vector<double> s(d.Nk);
   const int64_t group = d.Hq / d.Hkv, off = d.Nk - d.Nq;
-  const double floor = causal && std::isfinite(sem.causal_fill) ? sem.causal_fill / 2 : kNegInf;
+  const double floor =
+      std::max(causal && std::isfinite(sem.causal_fill) ? sem.causal_fill / 2 : kNegInf, sem.mask_floor);
   for (int64_t b = 0; b < d.B; ++b)
     for (int64_t h = 0; h < d.Hq; ++h)
       for (int64_t i = 0; i < d.Nq; ++i) {

@@ -128,6 +128,7 @@ void run(const Case& c, const Backend& be) {
   p.causal_fill = static_cast<float>(c.sem.causal_fill);
   p.fill_once = c.sem.once;
   p.fill_dtype = c.sem.round;
+  p.mask_drop = std::isfinite(c.sem.mask_floor) ? static_cast<float>(-c.sem.mask_floor) : 0.0f;
   const int st = be.fwd(&p);
   EXPECT_TRUE(st == ATTNOPT_OK, "%s [%s]: status %d", c.name.c_str(), be.name, st);
 
@@ -237,6 +238,21 @@ std::vector<Case> cases() {
   c.form = Form::FloatDeadRows;
   c.causal = false;
   c.sem = nan_rows;
+  cs.push_back(c);
+  // Funnel's s - 1e6 * (1 - m): a finite fill whose rows the tiles, in
+  // log2 units, would round on another grid than the source's s - 1e6
+  // (off by 0.02); mask_drop sends them to the literal pass.
+  c = Case{};
+  c.name = "float dead rows fill -1e6, mask_floor -5e5 (Funnel)";
+  c.form = Form::FloatDeadRows;
+  c.causal = false;
+  c.float_fill = -1e6;
+  c.sem.mode = ATTNOPT_EMPTY_LITERAL;
+  c.sem.mask_floor = -5e5;
+  cs.push_back(c);
+  c.name = "float padding fill -1e6 + causal, mask_floor -5e5";
+  c.form = Form::FloatPadding;
+  c.causal = true;
   cs.push_back(c);
   c = Case{};
   c.name = "causal Nq 90 > Nk 40, no mask, causal fill finfo.min";

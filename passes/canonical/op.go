@@ -156,7 +156,18 @@ func RowsAttrs(r match.Rows) []*graph.Attr {
 	if r.Round {
 		as = append(as, graph.IntAttr(opdef.AttrFillRound, 1))
 	}
+	if r.MaskFloor < 0 {
+		as = append(as, graph.FloatAttr(opdef.AttrMaskFloor, float32(r.MaskFloor)))
+	}
 	return as
+}
+
+// floorOf is mask_floor as Rows.MaskFloor states it: 0 for none (−inf).
+func floorOf(f float32) float64 {
+	if math.IsInf(float64(f), -1) || f >= 0 {
+		return 0
+	}
+	return float64(f)
 }
 
 // RowsOf reads the row attributes of a canonical op or FlashAttention.
@@ -168,6 +179,7 @@ func RowsOf(n *graph.Node) match.Rows {
 		CausalFill: float64(n.AttrFloat(opdef.AttrCausalFill, neg)),
 		Once:       n.AttrInt(opdef.AttrFillOnce, 0) == 1,
 		Round:      n.AttrInt(opdef.AttrFillRound, 0) == 1,
+		MaskFloor:  floorOf(n.AttrFloat(opdef.AttrMaskFloor, neg)),
 		Guarded:    n.AttrInt("zero_rows", 0) == 1,
 	}
 }

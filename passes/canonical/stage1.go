@@ -341,6 +341,12 @@ func termBias(e *emit.Emitter, s *match.Match, t match.MaskTerm, dt graph.DType)
 		v = e.BoolToBias(v, t.Inverted, *t.Fill, dt)
 	case t.Kind == match.MaskBool:
 		v = e.BoolToBias(v, t.Inverted, emit.NegInf, dt)
+	case t.Negated:
+		v = e.Op("Neg", "", []*graph.Value{v})
+	}
+	if t.Scale != 0 && t.Scale != 1 {
+		// added before a scale of the scores (match.MaskTerm.Scale)
+		v = e.Op("Mul", "", []*graph.Value{v, e.Scalar(v.Type.DType, t.Scale)})
 	}
 	if v.Type.DType != dt && v.Type.DType != graph.Undefined {
 		v = e.Op("Cast", "", []*graph.Value{v}, graph.IntAttr("to", int64(dt)))

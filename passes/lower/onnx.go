@@ -71,7 +71,7 @@ func (onnxTarget) Lower(e *emit.Emitter, o *canonical.SDPA) (*graph.Value, error
 	}
 	ins := []*graph.Value{q, k, v}
 	if mask := rowsBias(e, o, o.DType(), true); mask != nil {
-		if o.Rows.Finite() {
+		if o.Rows.FiniteFills() {
 			mask = clampLowest(e, mask, o.DType())
 		}
 		if mask.Type.DType != graph.Bool && mask.Type.DType != o.DType() {

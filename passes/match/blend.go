@@ -90,6 +90,12 @@ func isBlendMask(n *graph.Node) bool {
 // peelBlendMask takes the blend as Where(m, s, c) on the scores.
 func (m *matcher) peelBlendMask(n *graph.Node, s *draft) (*graph.Value, []*graph.Node, *Reject) {
 	x, cond, fill, mul, _ := blendMask(n)
+	if -fill < absorbingFill {
+		// Keras's −0.7·finfo.max absorbs the scores; a moderate fill would
+		// replace them, which an additive mask does not give on a row
+		// that keeps no key.
+		return nil, nil, reject(CodeMask, n, "node %q blends the scores with the fill %g, which replaces a dropped key's score: an additive mask gives that only for a fill of −1e30 or less", n.Label(), fill)
+	}
 	if r := m.onlyUse(mul.Output(0)); r != nil {
 		return nil, nil, r
 	}

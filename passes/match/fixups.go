@@ -32,6 +32,8 @@ var fixups = []fixup{
 	}},
 	// terms the same in every query row, built on one (keyrow.go).
 	{name: "same-rows", after: []string{"causal"}, run: func(m *matcher, s *draft) *Reject { narrowKeyRows(s); return nil }},
+	// a subtracted finite fill beside other terms (rows.go).
+	{name: "finite-fill-alone", after: []string{"causal"}, run: func(m *matcher, s *draft) *Reject { return floorBesideTerms(s) }},
 }
 
 func init() {

@@ -47,6 +47,7 @@ const (
 	MaskFormWindowView     MaskForm = "add_window_view"  // added in Swin's (B/w, w, …) view
 	MaskFormInput          MaskForm = "input"            // a lifted op's mask input
 	MaskFormRenorm         MaskForm = "renorm"           // P·mask renormalised after the softmax (jax2onnx, renorm.go)
+	MaskFormSub            MaskForm = "sub"              // Sub(scores, bias), Funnel's s − INF·(1 − m) (mask.go)
 )
 
 // causal is the form of a site whose first term, applied as f, proved

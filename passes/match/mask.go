@@ -1,6 +1,8 @@
 package match
 
 import (
+	"math"
+
 	"github.com/attnopt/attnopt/graph"
 )
 
@@ -128,14 +130,102 @@ func (m *matcher) peelAddMask(n *graph.Node, s *draft) (*graph.Value, *Reject) {
 	return x, nil
 }
 
+// peelSubMask handles scores − bias (Funnel: s − INF·(1 − m), INF = 1e6):
+// an additive term the op adds negated. INF·(1 − m) states its fill, −INF
+// where m is 0, which lets the op find the rows it fills entirely
+// (rows.go finiteFloor).
+func (m *matcher) peelSubMask(n *graph.Node, s *draft) (*graph.Value, []*graph.Node, *Reject) {
+	x, bias := n.Input(0), n.Input(1)
+	if scores, b, mul, ok := subBlend(x, bias); ok {
+		// Megatron's w·b − c·(1 − b): Where(b, w, −c) when b holds only 0
+		// and 1, which a Cast of a bool proves.
+		cast := b.Producer()
+		if !isFloatCast(cast) || cast.Input(0).Type.DType != graph.Bool {
+			return nil, nil, reject(CodeMask, b, "the scores are blended with mask %q as w·b − c·(1 − b), and %q is %s, not a cast of a bool: a multiplicative mask that is not provably 0 or 1", b.Name, b.Name, b.Type.DType)
+		}
+		c := complementScale(bias)
+		if c < absorbingFill {
+			// A dropped key scores −c itself, not s − c: the two differ on a
+			// row that keeps no key unless c absorbs s.
+			return nil, nil, reject(CodeMask, bias, "the scores are blended with mask %q as w·b − %g·(1 − b): a dropped key scores −%g itself, which an additive mask gives only for a fill of −1e30 or less", b.Name, c, c)
+		}
+		if r := m.onlyUse(mul.Output(0)); r != nil {
+			return nil, nil, r
+		}
+		s.noteFillType(n)
+		if r := takeMask(m, whereForms, n, whereTerm{cond: cast.Input(0), fill: -c}, s); r != nil {
+			return nil, nil, r
+		}
+		return scores, []*graph.Node{mul}, nil
+	}
+	if !bias.Type.DType.IsFloat() && bias.Type.DType != graph.Undefined {
+		return nil, nil, reject(CodeMask, bias, "node %q subtracts %q of type %s from the scores", n.Label(), bias.Name, bias.Type.DType)
+	}
+	if bias.Type.Ranked && x.Type.Ranked && len(bias.Type.Shape) > len(x.Type.Shape) {
+		return nil, nil, reject(CodeMask, bias, "bias %q has rank %d, more than the scores' %d", bias.Name, len(bias.Type.Shape), len(x.Type.Shape))
+	}
+	s.noteFillType(n)
+	m.addMask(s, MaskTerm{Kind: MaskAdditive, Value: bias, Form: MaskFormSub, Negated: true, Floor: -complementScale(bias)})
+	return x, nil, nil
+}
+
+// absorbingFill is the least fill magnitude that absorbs any score: s − c
+// rounds to −c in float32 (ulp(1e30) ≈ 7e22), so replacing a dropped
+// key's score by −c and adding −c to it are the same.
+const absorbingFill = 1e30
+
+// subBlend recognises x − bias = Mul(w, b) − Mul(c, Sub(1, b)) (operands in
+// either order): w the scores, b the same mask in both.
+func subBlend(x, bias *graph.Value) (scores, b *graph.Value, mul *graph.Node, ok bool) {
+	mul = x.Producer()
+	if mul == nil || !mul.Is("Mul") || complementScale(bias) == 0 {
+		return nil, nil, nil, false
+	}
+	var sub *graph.Node
+	for _, in := range bias.Producer().Inputs {
+		if p := in.Producer(); p != nil && p.Is("Sub") {
+			sub = p
+		}
+	}
+	for i := 0; i < 2; i++ {
+		if mul.Input(i) == sub.Input(1) && scoreLike(mul.Input(1-i)) {
+			return mul.Input(1 - i), mul.Input(i), mul, true
+		}
+	}
+	return nil, nil, nil, false
+}
+
+// subtractsBias is the Sub rule's guard: the scores minus a tensor that is
+// not computed from them.
+func subtractsBias(n *graph.Node) bool { return scoreLike(n.Input(0)) && !scoreLike(n.Input(1)) }
+
+// complementScale is c of c·(1 − m) (either operand order), 0 otherwise.
+func complementScale(v *graph.Value) float64 {
+	p := v.Producer()
+	if p == nil || !p.Is("Mul") {
+		return 0
+	}
+	for i := 0; i < 2; i++ {
+		c, ok := p.Input(i).Scalar()
+		sub := p.Input(1 - i).Producer()
+		if !ok || c <= 0 || math.IsInf(c, 0) || sub == nil || !sub.Is("Sub") {
+			continue
+		}
+		if one, ok := sub.Input(0).Scalar(); ok && one == 1 {
+			return c
+		}
+	}
+	return 0
+}
+
 // scoreLike reports whether v looks like the running score tensor rather
 // than a bias: it is computed by the ops of the score chain.
 func scoreLike(v *graph.Value) bool {
 	p := v.Producer()
 	for i := 0; p != nil && i < 8; i++ {
 		switch {
-		case p.Is("MatMul") || p.Is("Einsum"):
-			return true
+		case p.Is("MatMul") || p.Is("Einsum") && len(p.Inputs) > 1:
+			return true // a one-operand Einsum only permutes (XLNet's mask)
 		case p.Is("Mul") || p.Is("Div") || p.Is("Cast") || p.Is("Add") || p.Is("Where"):
 			idx := 0
 			if p.Is("Where") {
@@ -206,8 +296,22 @@ var whereForms = []maskForm[whereTerm]{
 		m.addMask(s, MaskTerm{Kind: MaskBool, Value: t.cond, Inverted: t.inverted, Fill: finiteFill(t.fill), Form: MaskFormWhere})
 		return true, nil
 	}},
-	// A finite fill differs from a bool mask on fully masked rows; keep it
-	// as an additive mask Where(mask, 0, c) built by the rewrite.
+	// A fill of −1e4 or less in float32 replaces the scores of the keys it
+	// drops: on a row that keeps a key their exponentials underflow (as for
+	// a bool mask), and a row that keeps none has every score equal to it,
+	// so its softmax is uniform, the mean of V. A bool mask whose literal
+	// rows add float32's lowest gives exactly that (s + lowest = lowest);
+	// adding c itself would give softmax(s + c) there instead.
+	{take: func(m *matcher, n *graph.Node, t whereTerm, s *draft) (bool, *Reject) {
+		if t.fill > -1e4 || s.Fills.DType != graph.Float32 {
+			return false, nil
+		}
+		lowest := -math.MaxFloat32
+		m.addMask(s, MaskTerm{Kind: MaskBool, Value: t.cond, Inverted: t.inverted, Fill: &lowest, Form: MaskFormWhere})
+		return true, nil
+	}},
+	// A moderate finite fill (above −1e4, or in float16) stays an additive
+	// mask Where(mask, 0, c) built by the rewrite.
 	{take: func(m *matcher, n *graph.Node, t whereTerm, s *draft) (bool, *Reject) {
 		c := t.fill
 		m.addMask(s, MaskTerm{Kind: MaskAdditive, Value: t.cond, Inverted: t.inverted, Fill: &c, Form: MaskFormWhere})

@@ -105,6 +105,9 @@ func (m *matcher) matchSoftmax(sm *graph.Node) (*Match, *Reject) {
 	if r := m.checkSoftmaxAxis(sm); r != nil {
 		return nil, r
 	}
+	if r := probSparse(sm); r != nil {
+		return nil, r
+	}
 	pre, r := m.matchScoreChain(sm.Input(0), s)
 	if r != nil {
 		return nil, r

@@ -22,6 +22,8 @@ var scoreRules = []scoreRule{
 		x, r := m.peelAddMask(n, s)
 		return x, nil, r
 	}},
+	// Funnel: scores − INF·(1 − mask).
+	{op: "Sub", when: subtractsBias, peel: (*matcher).peelSubMask},
 	{op: "Where", peel: func(m *matcher, n *graph.Node, s *draft) (*graph.Value, []*graph.Node, *Reject) {
 		x, r := m.peelWhereMask(n, s)
 		return x, nil, r
@@ -30,6 +32,8 @@ var scoreRules = []scoreRule{
 	{op: "Reshape", when: splitsBatch, peel: (*matcher).peelHeadView},
 	{op: "Squeeze", when: splitsBatch, peel: (*matcher).peelHeadView},
 	{op: "Reshape", peel: (*matcher).enterWindowView},
+	// NATTEN through unfold: no product, refused with the reason (refusals.go).
+	{op: "ReduceSum", peel: peelNeighbourhood},
 	{op: "MatMul", product: true, peel: func(m *matcher, n *graph.Node, s *draft) (*graph.Value, []*graph.Node, *Reject) {
 		return nil, nil, m.matchQKMatMul(n, s)
 	}},
@@ -78,9 +82,15 @@ func (m *matcher) matchScoreChain(v *graph.Value, s *draft) ([]*graph.Node, *Rej
 		if r := capBeforeMask(p, s); r != nil {
 			return nil, r
 		}
+		nm, nc, scale := len(s.Masks), len(s.causalTerms), s.Scale
 		next, inner, r := rule.peel(m, p, s)
 		if r != nil {
 			return nil, r
+		}
+		if scale != 1 {
+			if r := scaleEarlierTerms(s, nm, nc, scale, p); r != nil {
+				return nil, r
+			}
 		}
 		nodes = append(nodes, inner...)
 		if rule.product {
@@ -88,6 +98,47 @@ func (m *matcher) matchScoreChain(v *graph.Value, s *draft) ([]*graph.Node, *Rej
 		}
 		v = next
 	}
+}
+
+// scaleEarlierTerms: terms peeled after a scale of the scores were added
+// before it, (s + t)·c, so the op adds c·t (XLNet scales ac + bd). A term
+// that drops keys with −inf (or a fill that absorbs) is the same scaled;
+// an additive term or a finite fill is multiplied; what the op states by
+// other attributes (a finite causal fill, ALiBi's forms) is refused.
+func scaleEarlierTerms(s *draft, nm, nc int, c float64, at *graph.Node) *Reject {
+	if c <= 0 {
+		return nil // no fused op takes that scale (stage 1 refuses it)
+	}
+	for i := nm; i < len(s.Masks); i++ {
+		if r := scaleTerm(&s.Masks[i], c, at); r != nil {
+			return r
+		}
+	}
+	for i := nc; i < len(s.causalTerms); i++ {
+		ct := &s.causalTerms[i]
+		if ct.fill != nil && !negInf(*ct.fill) || ct.keep || ct.rest != nil || ct.ramp != nil {
+			return reject(CodeMask, at, "a causal mask with a finite fill or a position bias is added before the scores are scaled by %g", c)
+		}
+		if r := scaleTerm(&ct.term, c, at); r != nil {
+			return r
+		}
+	}
+	return nil
+}
+
+func scaleTerm(t *MaskTerm, c float64, at *graph.Node) *Reject {
+	switch {
+	case t.Kind == MaskBool && (t.Fill == nil || negInf(*t.Fill)):
+	case t.Kind == MaskAdditive && t.Fill != nil:
+		f := *t.Fill * c
+		t.Fill = &f
+	case t.Kind == MaskAdditive && t.Ramp == nil && !t.KeyRow && t.BatchView == nil:
+		t.Scale = c
+		t.Floor *= c
+	default:
+		return reject(CodeMask, t.Value, "mask %q is added before the scores are scaled by %g (node %q)", t.Value.Name, c, at.Label())
+	}
+	return nil
 }
 
 // peelScale takes a Mul or Div by a constant scalar off one side of n and

@@ -187,6 +187,15 @@ type MaskTerm struct {
 	// differs from it by a per-row constant on the keys the causal site
 	// keeps, which the softmax ignores (ALiBi folded with causal, alibi.go).
 	KeyRow bool
+	// Negated: the term is subtracted from the scores (Funnel's
+	// s − INF·(1 − m), mask.go); stage 1 negates it.
+	Negated bool
+	// Scale ≠ 0: the term was added before a scale of the scores (XLNet's
+	// (ac + bd)·c), so the op adds it times Scale (scores.go).
+	Scale float64
+	// Floor < 0: an additive term's known fill, the value (or less) it
+	// gives a key it drops (−INF of Funnel's form); 0: unknown.
+	Floor float64
 	// SameRows: Value is the same in every query row (a padding mask built
 	// as a full plane, keyrow.go); stage 1 builds one row of it.
 	SameRows bool

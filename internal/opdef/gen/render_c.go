@@ -63,7 +63,8 @@ func cFloat(f float32) string {
 
 var cKinds = map[graph.AttrKind]string{graph.AttrInt: "Kind::Int", graph.AttrFloat: "Kind::Float", graph.AttrInts: "Kind::Ints"}
 var cRules = map[opdef.FloatRule]string{opdef.AnyFloat: "FloatRule::Any", opdef.FinitePositive: "FloatRule::FinitePositive",
-	opdef.FiniteOrNegInf: "FloatRule::FiniteOrNegInf", opdef.FiniteNonNegative: "FloatRule::FiniteNonNegative"}
+	opdef.FiniteOrNegInf: "FloatRule::FiniteOrNegInf", opdef.FiniteNonNegative: "FloatRule::FiniteNonNegative",
+	opdef.NonPositiveOrNegInf: "FloatRule::NonPositiveOrNegInf"}
 
 func renderOpTableH() []byte {
 	var b strings.Builder
@@ -83,7 +84,7 @@ namespace attnopt_ort {
 namespace op_table {
 
 enum class Kind { Int, Float, Ints };
-enum class FloatRule { Any, FinitePositive, FiniteOrNegInf, FiniteNonNegative };
+enum class FloatRule { Any, FinitePositive, FiniteOrNegInf, FiniteNonNegative, NonPositiveOrNegInf };
 
 constexpr int64_t kNoLo = std::numeric_limits<int64_t>::min();
 constexpr int64_t kNoHi = std::numeric_limits<int64_t>::max();

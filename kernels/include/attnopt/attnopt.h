@@ -82,8 +82,9 @@ typedef struct attnopt_flash_params {
                          a sliding window of that many keys; 0 = none */
   /* Rows with no visible key. A key is visible to a query when the bool mask
    * keeps it, causal and window admit it, and a float mask is not -inf there
-   * (nor, when causal_fill is finite, at most causal_fill / 2: see
-   * docs/fully-masked-rows.md). A zeroed tail keeps the old behaviour. */
+   * (nor, when causal_fill is finite, at most causal_fill / 2, nor at most
+   * -mask_drop: see docs/fully-masked-rows.md). A zeroed tail keeps the old
+   * behaviour. */
   int empty_rows;     /* attnopt_empty_rows: what such a row yields */
   float mask_fill;    /* LITERAL: added to the score of a key a bool mask drops */
   float causal_fill;  /* LITERAL: added to the score of a key causal/window drops */
@@ -96,6 +97,11 @@ typedef struct attnopt_flash_params {
   float softcap;      /* > 0: the scaled score s becomes softcap * tanh(s / softcap)
                          before the mask, causal and window apply (Gemma 2's
                          attention logit softcapping); 0 = none. Finite, >= 0 */
+  float mask_drop;    /* LITERAL: > 0: a float mask value <= -mask_drop hides the
+                         key too, so a row whose keys all sit at a finite fill
+                         (Funnel's -1e6 * (1 - m)) is recomputed literally, as
+                         the source rounds it (the op's mask_floor, negated);
+                         0 = only -inf. Finite, >= 0 */
 } attnopt_flash_params;
 
 /* What a row with no visible key yields (attnopt_flash_params.empty_rows). */

@@ -50,6 +50,10 @@ ATTNOPT_ROWS_FN EmptyRows empty_rows_of(const attnopt_flash_params& p) {
   // whose float-masked keys all score near that fill; such a row is
   // recomputed literally. Elsewhere they add exp(fill/2 - ...) = 0.
   e.float_floor = (e.causal && isfinite(p.causal_fill)) ? 0.5f * p.causal_fill : -INFINITY;
+  // A float mask's own finite fill (mask_drop): a row whose keys all sit at
+  // or below it is the source's literal row, rounded as the source rounds
+  // it; the tiles' log2-scaled scores round a fill of 1e6 differently.
+  if (p.mask_drop > 0.0f && -p.mask_drop > e.float_floor) e.float_floor = -p.mask_drop;
   return e;
 }
 

@@ -101,6 +101,9 @@ int attnopt_flash_params_check(const attnopt_flash_params* p) {
   // softcap: 0 (none) or a finite cap > 0; NaN fails both comparisons.
   if (!(p->softcap >= 0.0f) || !(p->softcap <= std::numeric_limits<float>::max()))
     return ATTNOPT_ERR_INVALID_ARGUMENT;
+  // mask_drop: 0 (only -inf hides a key) or a finite magnitude > 0.
+  if (!(p->mask_drop >= 0.0f) || !(p->mask_drop <= std::numeric_limits<float>::max()))
+    return ATTNOPT_ERR_INVALID_ARGUMENT;
   switch (raw_enum(p->mask_type)) {
     case ATTNOPT_MASK_NONE: break;
     case ATTNOPT_MASK_BOOL:

@@ -68,6 +68,7 @@ bool float_ok(FloatRule r, float f) {
     case FloatRule::FinitePositive: return std::isfinite(f) && f > 0.0f;
     case FloatRule::FiniteOrNegInf: return !std::isnan(f) && f != INFINITY;
     case FloatRule::FiniteNonNegative: return std::isfinite(f) && f >= 0.0f;
+    case FloatRule::NonPositiveOrNegInf: return f <= 0.0f;  // NaN fails
     case FloatRule::Any: return true;
   }
   return false;
@@ -251,6 +252,7 @@ std::string parse_flash_attrs(const AttrLookup& attr, FlashAttrs* out) {
   out->fill_once = v[f::kFillOnce].i == 1;
   out->fill_round = v[f::kFillRound].i == 1;
   out->softcap = v[f::kSoftcap].f;
+  out->mask_floor = v[f::kMaskFloor].f;  // -inf or <= 0 (op table)
   return "";
 }
 
@@ -301,6 +303,7 @@ std::string flash_params_from(const FlashAttrs& a, const InputInfo& q, const Inp
   p->fill_once = a.fill_once ? 1 : 0;
   p->fill_dtype = a.fill_round ? p->dtype : ATTNOPT_F32;
   p->softcap = a.softcap;
+  p->mask_drop = std::isfinite(a.mask_floor) ? -a.mask_floor : 0.0f;
   if (mask.present) {
     if (!mask_kind(mask.type, &p->mask_type))
       return "mask must be bool, float, float16 or bfloat16";

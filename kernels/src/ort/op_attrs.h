@@ -52,6 +52,7 @@ struct FlashAttrs {
   float mask_fill = -INFINITY, causal_fill = -INFINITY;
   bool fill_once = false, fill_round = false;
   float softcap = 0.0f;  // > 0: c * tanh(s / c) before the mask; 0 = none
+  float mask_floor = -INFINITY;  // literal rows: a float mask value <= it drops the key
 };
 
 struct WindowAttrs {

@@ -14,7 +14,7 @@ namespace attnopt_ort {
 namespace op_table {
 
 enum class Kind { Int, Float, Ints };
-enum class FloatRule { Any, FinitePositive, FiniteOrNegInf, FiniteNonNegative };
+enum class FloatRule { Any, FinitePositive, FiniteOrNegInf, FiniteNonNegative, NonPositiveOrNegInf };
 
 constexpr int64_t kNoLo = std::numeric_limits<int64_t>::min();
 constexpr int64_t kNoHi = std::numeric_limits<int64_t>::max();
@@ -40,7 +40,7 @@ constexpr int kMaskRankMin = 2, kMaskRankMax = 4;
 
 // attnopt.FlashAttention.
 namespace flash {
-enum Index : int { kScale, kCausal, kSlidingWindow, kEmptyRows, kMaskFill, kCausalFill, kFillOnce, kFillRound, kSoftcap, kCount };
+enum Index : int { kScale, kCausal, kSlidingWindow, kEmptyRows, kMaskFill, kCausalFill, kFillOnce, kFillRound, kSoftcap, kMaskFloor, kCount };
 constexpr Attr kAttrs[kCount] = {
     {"scale", Kind::Float, false, 0, 0.0f, kNoLo, kNoHi, FloatRule::FinitePositive, "finite and > 0", -1, 0, 0, 0, -1},
     {"causal", Kind::Int, false, 0, 0.0f, 0, 1, FloatRule::Any, "0 or 1", -1, 0, 0, 0, -1},
@@ -51,6 +51,7 @@ constexpr Attr kAttrs[kCount] = {
     {"fill_once", Kind::Int, false, 0, 0.0f, 0, 1, FloatRule::Any, "0 or 1", -1, 0, 0, 0, -1},
     {"fill_round", Kind::Int, false, 0, 0.0f, 0, 1, FloatRule::Any, "0 or 1", -1, 0, 0, 0, -1},
     {"softcap", Kind::Float, false, 0, 0.0f, kNoLo, kNoHi, FloatRule::FiniteNonNegative, "finite and >= 0", -1, 0, 0, 0, -1},
+    {"mask_floor", Kind::Float, false, 0, -std::numeric_limits<float>::infinity(), kNoLo, kNoHi, FloatRule::NonPositiveOrNegInf, "-inf or finite and <= 0", -1, 0, 0, 0, -1},
 };
 }  // namespace flash
 
