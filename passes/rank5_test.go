@@ -67,27 +67,11 @@ func TestRank5Sites(t *testing.T) {
 				if a := c.Actions[0]; !a.Fused {
 					t.Fatalf("not fused: %s", a.Reason)
 				}
+				golden := ""
 				if target == "attnopt" {
-					checkGolden(t, filepath.Join("..", "testdata", "golden", "rank5_"+tc.name+"_attnopt.txt"), m.Dump())
+					golden = filepath.Join("..", "testdata", "golden", "rank5_"+tc.name+"_attnopt.txt")
 				}
-				data, _ := m.Marshal()
-				rew, err := graph.LoadBytes(data, "")
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, r := range runners {
-					if r.Name() == "ort" && target == "attnopt" && !customOK {
-						continue
-					}
-					got, err := r.Run(rew, ins)
-					if err != nil {
-						t.Fatalf("%s: %v", r.Name(), err)
-					}
-					mt, err := validate.Compare("out", want["out"], got["out"], validate.Tolerance(graph.Float32), 0)
-					if err != nil || !mt.Pass {
-						t.Errorf("%s: %v max abs %.3g at %v", r.Name(), err, mt.MaxAbs, mt.WorstIndex)
-					}
-				}
+				checkRewriteNumbers(t, m, target, golden, ins, want, validate.Tolerance(graph.Float32), runners, customOK)
 			})
 		}
 	}

@@ -37,14 +37,8 @@ import torch.nn.functional as F
 import manifest
 # the ONNX-only helpers, shared with the JAX / Keras / Optimum scripts
 # (export_seed_sdpa_op23.py still imports strip_node_metadata from here)
-from onnxfix import (ATTN_OPS, graph_dims, np_dtype_name, onnx_op_counts, opset_of, run_ort, strip_node_metadata,
-                     write_test_data)
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-TESTDATA = os.path.dirname(HERE)
-MODELS = os.path.join(TESTDATA, "models")
-
-MAX_MODEL_BYTES = 2 * 1024 * 1024
+from onnxfix import (ATTN_OPS, HERE, MAX_MODEL_BYTES, MODELS, TESTDATA, graph_dims, np_dtype_name, onnx_op_counts,
+                     opset_of, run_ort, strip_node_metadata, write_test_data)
 
 warnings.filterwarnings("ignore")
 

@@ -47,12 +47,9 @@ from jax2onnx import to_onnx  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
 
 import manifest  # noqa: E402
-from onnxfix import ATTN_OPS, np_dtype_name, onnx_op_counts, opset_of, run_ort, write_test_data  # noqa: E402
+from onnxfix import (ATTN_OPS, MAX_MODEL_BYTES, MODELS, TESTDATA, np_dtype_name, onnx_op_counts,  # noqa: E402
+                     opset_of, run_ort, write_test_data)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TESTDATA = os.path.dirname(HERE)
-MODELS = os.path.join(TESTDATA, "models")
-MAX_MODEL_BYTES = 2 * 1024 * 1024
 OPSET = 17
 
 B, D, H = 2, 32, 4  # batch, features, heads (4 heads of 8)

@@ -42,13 +42,9 @@ import onnx  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
 
 import manifest  # noqa: E402
-from onnxfix import ATTN_OPS, np_dtype_name, onnx_op_counts, opset_of, run_ort, write_test_data  # noqa: E402
+from onnxfix import (ATTN_OPS, MAX_MODEL_BYTES, MODELS, TESTDATA, np_dtype_name, onnx_op_counts,  # noqa: E402
+                     opset_of, run_ort, write_test_data)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TESTDATA = os.path.dirname(HERE)
-MODELS = os.path.join(TESTDATA, "models")
-
-MAX_MODEL_BYTES = 2 * 1024 * 1024
 OPSET = 17
 TOL = 1e-4
 

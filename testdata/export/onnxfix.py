@@ -15,6 +15,12 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+# Where every family writes: testdata/models/<name>/, one file under 2 MB.
+HERE = os.path.dirname(os.path.abspath(__file__))
+TESTDATA = os.path.dirname(HERE)
+MODELS = os.path.join(TESTDATA, "models")
+MAX_MODEL_BYTES = 2 * 1024 * 1024
+
 # ops that show how attention is expressed: a manifest entry's onnx_ops keeps
 # the counts of these only (a quick look, not a full op histogram)
 ATTN_OPS = {"MatMul", "Einsum", "Softmax", "Where", "Attention", "Gemm", "Sqrt", "Div", "Mul", "Transpose", "Reshape",
