@@ -302,7 +302,9 @@ func (g *Graph) RemoveNode(n *Node) {
 	for _, o := range n.Outputs {
 		if o != nil {
 			o.producer = nil
-			if len(o.uses) == 0 && !g.isOutput(o) {
+			// An alias (a name a file defines twice, load.go) is not the
+			// registered value: removing it leaves the name's entry.
+			if len(o.uses) == 0 && !g.isOutput(o) && g.values[o.Name] == o {
 				delete(g.values, o.Name)
 			}
 		}
@@ -356,7 +358,9 @@ func (g *Graph) RemoveDead() int {
 		for _, o := range n.Outputs {
 			if o != nil {
 				o.producer = nil
-				delete(g.values, o.Name)
+				if g.values[o.Name] == o { // not an alias's name (RemoveNode)
+					delete(g.values, o.Name)
+				}
 			}
 		}
 		removed++

@@ -5,6 +5,7 @@ import (
 
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/internal/testgraph"
+	"google.golang.org/protobuf/proto"
 )
 
 func TestMutationKeepsGraphValid(t *testing.T) {
@@ -79,5 +80,52 @@ func TestSymbolicReshape(t *testing.T) {
 	got := m.Graph.Value("out").Type.Shape.String()
 	if got != "[batch,seq,64]" {
 		t.Fatalf("out shape = %s, want [batch,seq,64]", got)
+	}
+}
+
+// TestRemovingAnAliasKeepsTheName: a file that defines a name twice with a
+// Constant nothing reads afterwards (ORT's gpt2_past test model) loads the
+// copy as an unregistered alias; removing it, by RemoveNode or RemoveDead,
+// must leave the registered definition's name (it used to delete the
+// name, so the rewrite failed verify: "value 284 is not registered").
+func TestRemovingAnAliasKeepsTheName(t *testing.T) {
+	for _, remove := range []string{"RemoveNode", "RemoveDead"} {
+		b := testgraph.New(17)
+		x := b.Input("x", graph.Float32, 2)
+		c := b.Node("Constant", nil, testgraph.Tensor("value", graph.Float32, 2))
+		y := b.Node("Mul", []string{x, c})
+		b.Output(y)
+		b.Node("Constant", nil, testgraph.Tensor("value", graph.Float32, 3))
+		p := b.Proto()
+		p.Graph.Node[2].Output[0] = c // the second definition of c, read by nothing after it
+		data, err := proto.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := graph.LoadBytes(data, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := m.Graph
+		if err := g.Verify(); err != nil {
+			t.Fatal(err)
+		}
+		var alias *graph.Node
+		for _, n := range g.Nodes {
+			if n.Is("Constant") && g.Value(n.Output(0).Name) != n.Output(0) {
+				alias = n
+			}
+		}
+		if alias == nil {
+			t.Fatal("no alias loaded")
+		}
+		if remove == "RemoveNode" {
+			g.RemoveNode(alias)
+		} else if n := g.RemoveDead(); n != 1 {
+			t.Fatalf("RemoveDead removed %d nodes, want the alias", n)
+		}
+		if err := g.Verify(); err != nil {
+			t.Errorf("%s: %v", remove, err)
+		}
 	}
 }
