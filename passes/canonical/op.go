@@ -100,12 +100,12 @@ func EmitSDPA(e *emit.Emitter, site int, q, k, v, mask *graph.Value, scale, soft
 	if mask != nil {
 		ins = append(ins, mask)
 	}
-	attrs := []*graph.Attr{graph.FloatAttr(opdef.AttrScale, float32(scale)), graph.IntAttr(opdef.AttrCausal, BoolInt(causal))}
+	attrs := []*graph.Attr{graph.FloatAttr(opdef.AttrScale, float32(scale)), graph.IntAttr(opdef.AttrCausal, boolInt(causal))}
 	attrs = append(attrs, SoftcapAttrs(softcap)...)
 	if window > 0 {
 		attrs = append(attrs, graph.IntAttr(opdef.AttrSlidingWindow, window))
 	}
-	attrs = append(attrs, RowsAttrs(rows)...)
+	attrs = append(attrs, rowsAttrs(rows)...)
 	if rows.Guarded {
 		attrs = append(attrs, graph.IntAttr("zero_rows", 1))
 	}
@@ -129,17 +129,17 @@ func SoftcapAttrs(c float64) []*graph.Attr {
 	return []*graph.Attr{graph.FloatAttr(opdef.AttrSoftcap, float32(c))}
 }
 
-// BoolInt is 1 for true.
-func BoolInt(b bool) int64 {
+// boolInt is 1 for true.
+func boolInt(b bool) int64 {
 	if b {
 		return 1
 	}
 	return 0
 }
 
-// RowsAttrs are the non-default row attributes, as the canonical op and
+// rowsAttrs are the non-default row attributes, as the canonical op and
 // FlashAttention spell them.
-func RowsAttrs(r match.Rows) []*graph.Attr {
+func rowsAttrs(r match.Rows) []*graph.Attr {
 	if !r.Literal() {
 		return nil
 	}

@@ -60,20 +60,29 @@ func (attnoptTarget) Accept(o *canonical.SDPA) error {
 // operand, its rows with no visible key included (rows.go), and
 // WindowAttention the window plan's.
 func (attnoptTarget) Lower(e *emit.Emitter, o *canonical.SDPA) (*graph.Value, error) {
-	if sp := o.Spatial; sp != nil {
-		return e.Op(opdef.WindowAttention.Name, opdef.Domain, []*graph.Value{o.Q, o.K, o.V},
-			graph.IntsAttr(opdef.AttrSpatialShape, sp.Grid), graph.IntsAttr(opdef.AttrWindow, sp.Window),
-			graph.IntsAttr(opdef.AttrShift, sp.Shift), graph.FloatAttr(opdef.AttrScale, float32(o.Scale))), nil
-	}
+	op := opdef.FlashAttention
 	ins := []*graph.Value{o.Q, o.K, o.V}
-	if o.Mask != nil {
+	switch {
+	case o.Spatial != nil:
+		op = opdef.WindowAttention
+	case o.Mask != nil:
 		ins = append(ins, o.Mask)
 	}
-	attrs := []*graph.Attr{graph.FloatAttr(opdef.AttrScale, float32(o.Scale)), graph.IntAttr(opdef.AttrCausal, canonical.BoolInt(o.Causal))}
-	attrs = append(attrs, canonical.SoftcapAttrs(o.Softcap)...)
-	if o.Window > 0 {
-		attrs = append(attrs, graph.IntAttr(opdef.AttrSlidingWindow, o.Window))
+	return e.Op(op.Name, opdef.Domain, ins, tableAttrs(o.Node, op)...), nil
+}
+
+// tableAttrs are the canonical node's attributes that op's table row names,
+// in the node's order: the canonical ops write FlashAttention's and
+// WindowAttention's attributes under the table's names with its values
+// (passes/canonical/op.go), so the lowering copies them and an attribute
+// the table gains needs no change here.
+func tableAttrs(n *graph.Node, op *opdef.Op) []*graph.Attr {
+	var out []*graph.Attr
+	for _, a := range n.Attrs {
+		if op.Attr(a.Name) != nil {
+			c := *a
+			out = append(out, &c)
+		}
 	}
-	attrs = append(attrs, canonical.RowsAttrs(o.Rows)...)
-	return e.Op(opdef.FlashAttention.Name, opdef.Domain, ins, attrs...), nil
+	return out
 }
