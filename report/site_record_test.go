@@ -49,6 +49,31 @@ func TestSiteRecordsAgree(t *testing.T) {
 	}
 }
 
+// TestCheckSiteIsAReportSite: check's site record (CheckSite) takes each of
+// its fields from the rewrite report's (SiteReport) under the same JSON name
+// and Go type, its verdict (status, check's own kind) aside, so the three
+// records stay one record in three cuts.
+func TestCheckSiteIsAReportSite(t *testing.T) {
+	rt := reflect.TypeOf(SiteReport{})
+	ct := reflect.TypeOf(CheckSite{})
+	rep := jsonFields(rt)
+	for name, field := range jsonFields(ct) {
+		if name == "status" {
+			continue
+		}
+		rf, ok := rep[name]
+		if !ok {
+			t.Errorf("check's site field %q is not a SiteReport field (report/compare.go)", name)
+			continue
+		}
+		a, _ := ct.FieldByName(field)
+		b, _ := rt.FieldByName(rf)
+		if a.Type != b.Type {
+			t.Errorf("check's %q is %s, the report's %s", name, a.Type, b.Type)
+		}
+	}
+}
+
 // TestMatchFieldsAreRecorded walks match.Match's exported fields: each is
 // shown by SiteInfo (the record every report builds on) or marked internal
 // with the reason, so a new Match field without a record fails here.
