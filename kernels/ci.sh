@@ -99,19 +99,15 @@ if [[ "$mode" != --skip-sanitize ]]; then
   sanitize || sanitize_failed=1
 fi
 
-# The CPU library against the merge base on the regression table's small
-# sizes (bench/cpu_ab.py): printed for the log, never failing on timing
-# (it fails only when this tree's library does).
-echo "== kernels: CPU regression A/B (--quick)"
+# The CPU library against the merge base (on main: the parent of the last
+# kernel change) on the regression table's small sizes, both in one process,
+# interleaved, each ratio beside the library's band against a copy of itself
+# (bench/cpu_ab.py --pair): printed for the log, never failing on timing; it
+# fails when an output differs or this tree's library fails.
+echo "== kernels: CPU regression A/B (--quick --pair)"
 t0=$(stamp)
 if command -v python3 >/dev/null 2>&1; then
-  python3 "$here/bench/cpu_ab.py" --quick --rounds 5 --build "$build/cpu" --cache "$build/ab"
-  # The --pair mode (two libraries in one process), here the library against
-  # itself: its output must match its own.
-  pair=$("$build/cpu/cpu_ab_driver" "$build/cpu/libattnopt_cpu.so" "tiny vit h4 d16 N17" --quick \
-    --pair "$build/cpu/libattnopt_cpu.so" --samples 3)
-  echo "--pair, the library against itself: $pair"
-  [[ "$pair" == *"same output yes"* ]]
+  python3 "$here/bench/cpu_ab.py" --quick --pair --rounds 5 --build "$build/cpu" --cache "$build/ab"
 else
   echo "skipped: python3 not found"
 fi

@@ -12,7 +12,10 @@ whatever the timings are; 1 when B cannot be built or fails; A's commit not
 being available (a shallow clone) is reported and skipped.
 
   python3 kernels/bench/cpu_ab.py [--base COMMIT] [--b COMMIT] [--rounds 5]
-                                  [--quick] [--threads 1] [--wall] [--shape NAME]
+                                  [--quick] [--threads 1] [--wall] [--shape NAME] [--pair]
+
+--pair measures both libraries in one process, interleaved (what a commit
+quotes), with B against a copy of itself beside each ratio as its noise band.
 
 --b COMMIT measures that commit instead of the working tree (to A/B two old
 commits); --quick runs the table's small sizes (CI, about a minute).
@@ -39,12 +42,26 @@ def git(*args):
 
 
 def merge_base():
+    """The merge base of HEAD and main; on main itself (CI's clone), where
+    that is HEAD and an A/B would measure the tree against itself, the parent
+    of the last commit that changed the kernels' code: that change is B."""
+    base = None
     for ref in ("main", "origin/main"):
         try:
-            return git("merge-base", "HEAD", ref)
+            base = git("merge-base", "HEAD", ref)
+            break
         except subprocess.CalledProcessError:
             continue
-    return git("rev-parse", "HEAD")
+    head = git("rev-parse", "HEAD")
+    if base is None or base == head:
+        last = git("log", "-1", "--format=%H", "--", "kernels/src", "kernels/include")
+        if last:
+            try:
+                return git("rev-parse", last + "^")
+            except subprocess.CalledProcessError:
+                pass
+        return head
+    return base
 
 
 def cmake_build(src, build, targets, tests):
@@ -92,6 +109,9 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--wall", action="store_true", help="wall time instead of process CPU time")
     ap.add_argument("--shape", action="append", help="a shape name (cpu_ab_driver --list); default: all")
+    ap.add_argument("--pair", action="store_true",
+                    help="both libraries in one process, interleaved (cpu_ab_driver --pair), with B against a copy "
+                         "of itself beside it: the noise band a ratio must leave to mean anything")
     a = ap.parse_args()
     if a.rounds < 1:
         ap.error("--rounds must be >= 1")
@@ -113,9 +133,12 @@ def main():
     shapes = [s for s in shapes if s]
     b_name = git("rev-parse", "--short", a.b) if a.b else "working tree"
     dirty = " (uncommitted changes)" if not a.b and git("status", "--porcelain", "--untracked-files=no") else ""
-    print(f"A = {base[:10]}, B = {b_name}{dirty}; {a.rounds} rounds, order alternating, one process per "
-          f"measurement; threads {a.threads}, {'wall' if a.wall else 'process CPU'} time"
+    how = (f"{max(a.rounds, 3)} pairs in one process, interleaved" if a.pair
+           else f"{a.rounds} rounds, order alternating, one process per measurement")
+    print(f"A = {base[:10]}, B = {b_name}{dirty}; {how}; threads {a.threads}, {'wall' if a.wall else 'process CPU'} time"
           f"{', --quick sizes' if a.quick else ''}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    if a.pair:
+        return pair_table(driver, lib_a, lib_b, shapes, a)
     print("| shape | A min / median ms | B min / median ms | B/A min | B/A median | outputs |")
     print("|---|---:|---:|---:|---:|---|")
     failed = False
@@ -138,6 +161,32 @@ def main():
         print(f"| {shape} | {min(ta) * 1e3:.4g} / {statistics.median(ta) * 1e3:.4g} | "
               f"{min(tb) * 1e3:.4g} / {statistics.median(tb) * 1e3:.4g} | {min(tb) / min(ta):.3f} | "
               f"{statistics.median(tb) / statistics.median(ta):.3f} | {same} |", flush=True)
+    return 1 if failed else 0
+
+
+def pair_table(driver, lib_a, lib_b, shapes, a):
+    """Per shape: B/A in one process, interleaved, and B against a copy of
+    itself (a second dlopen needs a second file) in the same way."""
+    copy = lib_b + ".self.so"
+    shutil.copyfile(lib_b, copy)
+    print("| shape | B/A pairs median (quartiles) | B/B' band (quartiles) | outputs |")
+    print("|---|---|---|---|")
+    failed = False
+    for shape in shapes:
+        row = []
+        for other in (lib_b, copy):
+            cmd = [driver, lib_a if other == lib_b else lib_b, shape, "--pair", other, "--samples", str(max(a.rounds, 3)),
+                   "--threads", str(a.threads)] + (["--quick"] if a.quick else []) + (["--wall"] if a.wall else [])
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            line = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else p.stderr.strip()
+            if p.returncode != 0:
+                failed = True
+            row.append(line)
+        ratio = lambda s: s.split("B/A pairs median ")[1].split(",")[0] if "B/A pairs median " in s else s
+        same = "same" if all("same output yes" in r for r in row) else "DIFFERENT"
+        print(f"| {shape} | {ratio(row[0])}) | {ratio(row[1])}) | {same} |", flush=True)
+        failed = failed or same != "same"
+    os.remove(copy)
     return 1 if failed else 0
 
 
