@@ -81,7 +81,7 @@ func comparisonPoint(orig, rew *graph.Model, out *graph.Value) (*graph.Value, *g
 	for i := 0; i < 8 && v != nil; i++ {
 		// A replacement whose shape differs had a layout op folded into it
 		// by cleanup; compare after the model's own op instead.
-		if r := replacementOf(orig, rew, v); r != nil && r.Type.String() == v.Type.String() {
+		if r := replacementOf(orig, rew, v); r != nil && sameShape(r.Type, v.Type) {
 			return v, r
 		}
 		uses := contentUses(v)
@@ -123,7 +123,7 @@ func fusedComparisonPoint(rew *graph.Model, s *passes.Site) (*graph.Value, *grap
 	v := s.Output
 	for i := 0; i < 8 && v != nil; i++ {
 		for _, w := range after {
-			if w.Type.Ranked && w.Type.String() == v.Type.String() {
+			if w.Type.Ranked && sameShape(w.Type, v.Type) {
 				return v, w
 			}
 		}
@@ -134,6 +134,21 @@ func fusedComparisonPoint(rew *graph.Model, s *passes.Site) (*graph.Value, *grap
 		v = uses[0].Node.Output(0)
 	}
 	return nil, nil
+}
+
+// sameShape says two values can be one tensor: the same type and rank, and
+// every dim equal where both models know it (one may have inferred a length
+// the other left unknown: gpt2_past's "?" is the rewrite's seq_len).
+func sameShape(a, b graph.Type) bool {
+	if !a.Ranked || !b.Ranked || a.DType != b.DType || len(a.Shape) != len(b.Shape) {
+		return false
+	}
+	for i := range a.Shape {
+		if !a.Shape[i].Unknown && !b.Shape[i].Unknown && !a.Shape[i].Equal(b.Shape[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // contentUses are the uses of v that read its values: a Shape or Size
