@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "common/numeric.h"
 #include "cpu/attention_core.h"
@@ -15,6 +16,7 @@
 namespace attnopt {
 namespace isa_generic {
 #define ATTNOPT_W 4
+#define ATTNOPT_R 4
 #define ATTNOPT_S_NV 2
 #define ATTNOPT_PV_NV 2
 #define ATTNOPT_F16C 0
