@@ -29,12 +29,13 @@ import time
 SIDES = ("original", "attnopt", "ort")
 
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernels", "bench"))
+import ort_bench_common as common  # noqa: E402
+
+
 def session(ort, path, lib, threads):
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
+    so = common.session_options(ort, lib, threads)
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    so.register_custom_ops_library(os.path.abspath(lib))
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 

@@ -15,9 +15,9 @@ waiting. A sample of a short call is a batch of calls (about 50 ms).
 Sides that do not apply are left out: GroupQueryAttention needs Dqk = Dv and
 is causal only: it runs the causal prefill shapes, and the decoding shapes
 (a causal single query sees every key) as a generation loop runs it, one KV
-buffer bound as both past and present through IOBinding (gqa_decode_side); MHA is skipped where its score tensor would
-exceed --max-scores-gib (the seed case: 6.4 GB). MHA gets GQA's K/V repeated
-per query head; bool masks as a float attention_bias, key padding as
+buffer bound as both past and present through IOBinding (gqa_decode_side);
+MHA is skipped where its score tensor would exceed --max-scores-gib (the
+seed case: 6.4 GB). MHA gets GQA's K/V repeated per query head; bool masks as a float attention_bias, key padding as
 key_padding_mask.
 
   python kernels/bench/cpu_vs_others.py --lib kernels/build/cpu/libattnopt_ort.so \\
@@ -58,6 +58,9 @@ SHAPES = {
 }
 
 
+PAD = ("pad", "lpad")  # key padding masks: (B, Nk) keep flags
+
+
 def key_padding(np, b, nk, left=False):
     """(B, Nk) keep flags: batch i keeps its first Nk - i * Nk / 16 keys (as cpu_ab_driver), or with left its
     last ones (a left-padded batch, as decoders batch prompts)."""
@@ -78,9 +81,17 @@ def make_inputs(np, shape, quick):
     m = None
     if mask == "bool":  # (1, 1, Nq, Nk), 70 % attend
         m = rng.integers(0, 10, size=(1, 1, nq, nk), dtype=np.uint8) < 7
-    elif mask in ("pad", "lpad"):
+    elif mask in PAD:
         m = key_padding(np, b, nk, left=mask == "lpad")
     return (b, hq, hkv, nq, nk, dqk, dv, mask, causal, ft), q, k, v, m
+
+
+def op_session(ort, helper, so, node, ins, outs):
+    """An ORT CPU session of a one-node model (the node's domain at version 1)."""
+    g = helper.make_graph([node], node.op_type, ins, outs)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(node.domain, 1)])
+    model.ir_version = 10
+    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
 
 
 def attnopt_side(np, ort, onnx, helper, so, dims, q, k, v, m):
@@ -90,15 +101,12 @@ def attnopt_side(np, ort, onnx, helper, so, dims, q, k, v, m):
            helper.make_tensor_value_info("v", et, v.shape)]
     feed = {"q": q, "k": k, "v": v}
     if m is not None:
-        mm = m if mask == "bool" else m.reshape(b, 1, 1, nk)  # pad, lpad
+        mm = m if mask == "bool" else m.reshape(b, 1, 1, nk)
         ins.append(helper.make_tensor_value_info("mask", onnx.TensorProto.BOOL, mm.shape))
         feed["mask"] = mm
     node = helper.make_node("FlashAttention", list(feed), ["o"], domain="attnopt", scale=dqk ** -0.5,
                             causal=int(causal))
-    g = helper.make_graph([node], "a", ins, [helper.make_tensor_value_info("o", et, [b, hq, nq, dv])])
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("attnopt", 1)])
-    model.ir_version = 10
-    s = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    s = op_session(ort, helper, so, node, ins, [helper.make_tensor_value_info("o", et, [b, hq, nq, dv])])
     return lambda: s.run(None, feed)[0]
 
 
@@ -123,16 +131,13 @@ def mha_side(np, ort, onnx, helper, so, dims, q, k, v, m):
         feed["bias"] = np.where(m, 0, -np.inf).astype(ft)
         ins.append(helper.make_tensor_value_info("bias", et, feed["bias"].shape))
         names += ["", "", "bias"]  # bias, key_padding_mask, attention_bias
-    elif mask in ("pad", "lpad"):
+    elif mask in PAD:
         feed["kpm"] = m.astype(np.int32)
         ins.append(helper.make_tensor_value_info("kpm", onnx.TensorProto.INT32, feed["kpm"].shape))
         names += ["", "kpm"]
     node = helper.make_node("MultiHeadAttention", names, ["o"], domain="com.microsoft", num_heads=hq,
                             scale=dqk ** -0.5, unidirectional=int(causal))
-    g = helper.make_graph([node], "m", ins, [helper.make_tensor_value_info("o", et, [b, nq, hq * dv])])
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
-    model.ir_version = 10
-    s = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    s = op_session(ort, helper, so, node, ins, [helper.make_tensor_value_info("o", et, [b, nq, hq * dv])])
     return lambda: unflat(np, s.run(None, feed)[0], hq)
 
 
@@ -148,10 +153,7 @@ def gqa_side(np, ort, onnx, helper, so, dims, q, k, v, m):
                             domain="com.microsoft", num_heads=hq, kv_num_heads=hkv, scale=dqk ** -0.5)
     outs = [helper.make_tensor_value_info("o", et, [b, nq, hq * dv]),
             helper.make_tensor_value_info("present_k", et, None), helper.make_tensor_value_info("present_v", et, None)]
-    g = helper.make_graph([node], "g", ins, outs)
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
-    model.ir_version = 10
-    s = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    s = op_session(ort, helper, so, node, ins, outs)
     return lambda: unflat(np, s.run(["o"], feed)[0], hq)
 
 
@@ -164,8 +166,8 @@ def gqa_decode_side(np, ort, onnx, helper, so, dims, q, k, v, m):
     et = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(ft))
     feed = {"q": flat(np, q), "k": flat(np, k[:, :, -1:]), "v": flat(np, v[:, :, -1:]),
             "seqlens": np.full((b,), nk - 1, np.int32), "total": np.array(nk, np.int32)}
-    cache = {"pk": ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(k)),
-             "pv": ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(v))}
+    pk = ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(k))  # the cache: past and present
+    pv = ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(v))
     types = {"seqlens": onnx.TensorProto.INT32, "total": onnx.TensorProto.INT32}
     ins = [helper.make_tensor_value_info(n, types.get(n, et), x.shape) for n, x in feed.items()]
     ins[3:3] = [helper.make_tensor_value_info(n, et, [b, hkv, nk, d]) for n, d in (("pk", dqk), ("pv", dv))]
@@ -175,18 +177,15 @@ def gqa_decode_side(np, ort, onnx, helper, so, dims, q, k, v, m):
     outs = [helper.make_tensor_value_info("o", et, [b, nq, hq * dv]),
             helper.make_tensor_value_info("present_k", et, [b, hkv, nk, dqk]),
             helper.make_tensor_value_info("present_v", et, [b, hkv, nk, dv])]
-    g = helper.make_graph([node], "g", ins, outs)
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
-    model.ir_version = 10
-    s = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    s = op_session(ort, helper, so, node, ins, outs)
     io = s.io_binding()
     for n, x in feed.items():
         io.bind_cpu_input(n, x)
-    io.bind_ortvalue_input("pk", cache["pk"])
-    io.bind_ortvalue_input("pv", cache["pv"])
+    io.bind_ortvalue_input("pk", pk)
+    io.bind_ortvalue_input("pv", pv)
     io.bind_output("o")  # first: get_outputs()[0]
-    io.bind_ortvalue_output("present_k", cache["pk"])
-    io.bind_ortvalue_output("present_v", cache["pv"])
+    io.bind_ortvalue_output("present_k", pk)
+    io.bind_ortvalue_output("present_v", pv)
 
     def run():
         s.run_with_iobinding(io)
@@ -200,7 +199,7 @@ def sdpa_side(torch, dims, q, k, v, m):
     tm = None
     if mask == "bool":
         tm = torch.from_numpy(m)
-    elif mask in ("pad", "lpad"):
+    elif mask in PAD:
         tm = torch.from_numpy(m.reshape(b, 1, 1, nk))
     F = torch.nn.functional
 
