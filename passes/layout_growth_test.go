@@ -86,7 +86,7 @@ var layoutGrowth = map[string]map[string]int{
 		// Reshape each to MultiHeadAttention's (B, N, H·D), and back; its
 		// position bias is the attention_bias.
 		"hf_xlnet": 14,
-		"hf_mpt": 7, "hf_mpt_dynamo": 8, "hf_mpt_dynamo_op23": 8,
+		"hf_mpt":   7, "hf_mpt_dynamo": 8, "hf_mpt_dynamo_op23": 8,
 		"mpt_alibi": 4, "mpt_alibi_dynamo": 8, "mpt_alibi_dynamo_op23": 8,
 		"mpt_alibi_perkey": 6, "mpt_alibi_perkey_dynamo": 8, "mpt_alibi_perkey_dynamo_op23": 8,
 		"gemma3": 22, "gemma3_dynamo": 12, "gemma3_dynamo_op23": 27, "gpt2_sdpa_dynseq_dynamo_op23": 9,

@@ -23,7 +23,7 @@ func TestRowOf(t *testing.T) {
 	cases := []struct {
 		name  string
 		build func(bl *testgraph.B, pad string) string // the (B, 1, Nq, Nk) mask
-		plane bool                                      // a plane may remain (the fallback Slice)
+		plane bool                                     // a plane may remain (the fallback Slice)
 	}{
 		{"jax make_attention_mask", func(bl *testgraph.B, pad string) string {
 			rows := bl.Const(graph.Bool, []int64{b, n, 1}, ones...)
