@@ -218,7 +218,7 @@ func (sp *attnSpec) scoreOf(b, h, i, j int, dot float32) float64 {
 	if sp.bmask != nil && !sp.bmask[b*sp.bst[0]+h*sp.bst[1]+i*sp.bst[2]+j*sp.bst[3]] {
 		masked = true
 	}
-	if sp.causal && (j > i+sp.causalOff[b] || (sp.window > 0 && j <= i+sp.causalOff[b]-sp.window)) {
+	if !sp.admitted(b, i, j) {
 		masked = true
 	}
 	if sp.kvLen != nil && j >= sp.kvLen[b] {

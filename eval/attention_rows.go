@@ -49,7 +49,9 @@ func (sp *attnSpec) floor(r rowSpec) float32 {
 	return max(fl, r.maskFloor)
 }
 
-// admitted reports whether causal and the window admit key j for query i.
+// admitted reports whether causal and the window admit key j for query i:
+// the band rule, stated once for the Go runtime (as kernels/src/common/band.h
+// states it for the kernels and passes/lower/rows.go bandPlanes for graphs).
 func (sp *attnSpec) admitted(b, i, j int) bool {
 	return !sp.causal || (j <= i+sp.causalOff[b] && (sp.window <= 0 || j > i+sp.causalOff[b]-sp.window))
 }

@@ -196,7 +196,8 @@ void run_flash(const Flash& c, const Path& path) {
       for (int64_t e = 0; e < c.Dv; ++e) bad_zero += o.get(r * c.Dv + e) != 0.0;
   }
   const double err = rel_l2(o, ref);
-  std::printf("%-22s %-44s %-4s err %.2e\n", path.name, c.name.c_str(), dtype_name(c.dtype), err);
+  std::printf("%-22s %-44s %-4s err %.2e bits %016llx\n", path.name, c.name.c_str(), dtype_name(c.dtype), err,
+              static_cast<unsigned long long>(o.bits_hash()));
   EXPECT_TRUE(err <= cuda_tolerance(c.dtype), "%s [%s] %s: rel L2 error %.3e", c.name.c_str(), path.name,
               dtype_name(c.dtype), err);
   EXPECT_TRUE(bad_zero == 0, "%s [%s]: key-less rows not zero", c.name.c_str(), path.name);
@@ -234,7 +235,8 @@ void run_window(attnopt_dtype t, const std::vector<int64_t>& grid, const std::ve
   const double err = rel_l2(o, ref);
   std::string name = "window grid";
   for (int64_t g : grid) name += " " + std::to_string(g);
-  std::printf("%-22s %-44s %-4s err %.2e\n", path.name, name.c_str(), dtype_name(t), err);
+  std::printf("%-22s %-44s %-4s err %.2e bits %016llx\n", path.name, name.c_str(), dtype_name(t), err,
+              static_cast<unsigned long long>(o.bits_hash()));
   EXPECT_TRUE(err <= cuda_tolerance(t), "%s [%s] %s: rel L2 error %.3e", name.c_str(), path.name, dtype_name(t), err);
 }
 

@@ -53,6 +53,17 @@ struct Tensor {
     if (dtype == ATTNOPT_F32) return f32[i];
     return dtype == ATTNOPT_F16 ? attnopt::half_to_float(h16[i]) : attnopt::bf16_to_float(h16[i]);
   }
+
+  // FNV-1a of the stored bits: the emulation prints it per case, so two
+  // builds' outputs can be compared bit for bit (a refactor must not move one).
+  uint64_t bits_hash() const {
+    const unsigned char* b = dtype == ATTNOPT_F32 ? reinterpret_cast<const unsigned char*>(f32.data())
+                                                  : reinterpret_cast<const unsigned char*>(h16.data());
+    const size_t n = dtype == ATTNOPT_F32 ? f32.size() * 4 : h16.size() * 2;
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+  }
 };
 
 inline Tensor make_tensor(attnopt_dtype t, size_t n, std::mt19937& rng, float lo = -1.f, float hi = 1.f) {

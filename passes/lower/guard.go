@@ -26,7 +26,7 @@ func guardRows(e *emit.Emitter, o *canonical.SDPA, out *graph.Value, value float
 	if o.Window > 0 {
 		// A window empties the rows whose last W keys are all masked: the
 		// (Nq, Nk) band plane is needed (what the lowering's bias holds too).
-		keep = e.Op("And", "", []*graph.Value{keep, causalPlane(e, o)})
+		keep = e.Op("And", "", []*graph.Value{keep, bandPlane(e, o, true)})
 	}
 	keepF := e.Op("Cast", "", []*graph.Value{keep}, graph.IntAttr("to", int64(graph.Float32)))
 	empty := e.Op("Equal", "", []*graph.Value{e.ReduceMaxLast(keepF), e.Scalar(graph.Float32, 0)})

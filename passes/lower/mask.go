@@ -27,11 +27,7 @@ func withBand(e *emit.Emitter, o *canonical.SDPA, mask *graph.Value, dt graph.DT
 	if o.Window <= 0 {
 		return mask
 	}
-	nq, nk := o.Lengths(e)
-	rows := e.Unsqueeze(e.Positions(nq), 1)
-	cols := e.Unsqueeze(e.Positions(nk), 0)
-	first := e.Op("Sub", "", []*graph.Value{e.Op("Sub", "", []*graph.Value{nk, nq}), e.I64Scalar(o.Window)})
-	keep := e.Op("Greater", "", []*graph.Value{cols, e.Op("Add", "", []*graph.Value{rows, first})})
+	keep := bandPlane(e, o, false)
 	switch {
 	case !bias && (mask == nil || mask.Type.DType == graph.Bool):
 		if mask == nil {

@@ -46,7 +46,7 @@ func rowsBias(e *emit.Emitter, o *canonical.SDPA, dt graph.DType, asBool bool) *
 			m = biasOf(e, mask, dt)
 		}
 	}
-	keep := causalPlane(e, o)
+	keep := bandPlane(e, o, true)
 	fc := e.Scalar(dt, o.Rows.CausalFill)
 	switch {
 	case m == nil:
@@ -57,17 +57,26 @@ func rowsBias(e *emit.Emitter, o *canonical.SDPA, dt graph.DType, asBool bool) *
 	return e.Op("Add", "", []*graph.Value{m, e.Op("Where", "", []*graph.Value{keep, e.Scalar(dt, 0), fc})})
 }
 
-// causalPlane is the (Nq, Nk) keep plane of causal and the window:
-// j ≤ i + Nk − Nq and, with a window W, j > i + Nk − Nq − W.
-func causalPlane(e *emit.Emitter, o *canonical.SDPA) *graph.Value {
+// bandPlane is the (Nq, Nk) keep plane of the band (the rule
+// kernels/src/common/band.h states for the kernels): j ≤ i + Nk − Nq when
+// causal is asked for and, with a window W, j > i + Nk − Nq − W; the window
+// side alone for ops that take causal as a flag but have no window.
+func bandPlane(e *emit.Emitter, o *canonical.SDPA, causal bool) *graph.Value {
 	nq, nk := o.Lengths(e)
 	rows := e.Unsqueeze(e.Positions(nq), 1)
 	cols := e.Unsqueeze(e.Positions(nk), 0)
 	last := e.Op("Add", "", []*graph.Value{rows, e.Op("Sub", "", []*graph.Value{nk, nq})})
-	keep := e.Op("LessOrEqual", "", []*graph.Value{cols, last})
+	var keep *graph.Value
+	if causal {
+		keep = e.Op("LessOrEqual", "", []*graph.Value{cols, last})
+	}
 	if o.Window > 0 {
 		first := e.Op("Sub", "", []*graph.Value{last, e.I64Scalar(o.Window)})
-		keep = e.Op("And", "", []*graph.Value{keep, e.Op("Greater", "", []*graph.Value{cols, first})})
+		in := e.Op("Greater", "", []*graph.Value{cols, first})
+		if keep == nil {
+			return in
+		}
+		keep = e.Op("And", "", []*graph.Value{keep, in})
 	}
 	return keep
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "attnopt/attnopt.h"
+#include "common/band.h"
 
 #if defined(__CUDACC__)
 #define ATTNOPT_ROWS_FN __host__ __device__ __forceinline__
@@ -25,9 +26,7 @@ struct EmptyRows {
   float causal_fill;      // a causal/window-dropped key's term
   bool once;              // both terms combine by min, not sum
   float float_floor;      // a float mask value <= this hides the key
-  bool causal;
-  int64_t causal_offset;  // Nk - Nq
-  int64_t window;         // clamped to Nk by the entry points (common/params.h)
+  Band band;              // the window clamped to Nk by the entry points (common/params.h)
 };
 
 // The fix-up pass can change a row only when it may see no key: some mask,
@@ -43,13 +42,11 @@ ATTNOPT_ROWS_FN EmptyRows empty_rows_of(const attnopt_flash_params& p) {
   e.mask_fill = p.mask_fill;
   e.causal_fill = p.causal_fill;
   e.once = p.fill_once != 0;
-  e.causal = p.causal != 0;
-  e.causal_offset = p.len_k - p.len_q;
-  e.window = p.window;
+  e.band = band_of(p);
   // With a finite causal fill the keys causal skips still count for a row
   // whose float-masked keys all score near that fill; such a row is
   // recomputed literally. Elsewhere they add exp(fill/2 - ...) = 0.
-  e.float_floor = (e.causal && isfinite(p.causal_fill)) ? 0.5f * p.causal_fill : -INFINITY;
+  e.float_floor = (e.band.causal && isfinite(p.causal_fill)) ? 0.5f * p.causal_fill : -INFINITY;
   // A float mask's own finite fill (mask_drop): a row whose keys all sit at
   // or below it is the source's literal row, rounded as the source rounds
   // it; the tiles' log2-scaled scores round a fill of 1e6 differently.
@@ -57,28 +54,10 @@ ATTNOPT_ROWS_FN EmptyRows empty_rows_of(const attnopt_flash_params& p) {
   return e;
 }
 
-// Causal and window admit key j for query i.
-ATTNOPT_ROWS_FN bool admits(const EmptyRows& e, int64_t i, int64_t j) {
-  if (!e.causal) return true;
-  const int64_t last = i + e.causal_offset;
-  return j <= last && (e.window <= 0 || j > last - e.window);
-}
-
-// The keys [*lo, *hi) causal and the window admit for query i of nk keys.
-ATTNOPT_ROWS_FN void admitted_keys(const EmptyRows& e, int64_t i, int64_t nk, int64_t* lo, int64_t* hi) {
-  *lo = 0;
-  *hi = nk;
-  if (!e.causal) return;
-  const int64_t last = i + e.causal_offset;
-  *hi = last < 0 ? 0 : (last + 1 < nk ? last + 1 : nk);
-  if (e.window > 0 && last - e.window + 1 > 0) *lo = last - e.window + 1;
-  if (*lo > *hi) *lo = *hi;
-}
-
 // Whether key j is visible given its mask element: value is the additive
 // form (bool false = -inf).
 ATTNOPT_ROWS_FN bool visible(const EmptyRows& e, int mask_type, float value, int64_t i, int64_t j) {
-  if (!admits(e, i, j)) return false;
+  if (!e.band.admits(i, j)) return false;
   if (mask_type == ATTNOPT_MASK_BOOL) return value == 0.0f;
   if (mask_type != ATTNOPT_MASK_NONE) return value > e.float_floor;
   return true;
@@ -90,7 +69,7 @@ ATTNOPT_ROWS_FN bool visible(const EmptyRows& e, int mask_type, float value, int
 ATTNOPT_ROWS_FN float literal_term(const EmptyRows& e, int mask_type, float value, int64_t i, int64_t j) {
   float m = value;
   if (mask_type == ATTNOPT_MASK_BOOL) m = value == 0.0f ? 0.0f : e.mask_fill;
-  if (admits(e, i, j)) return m;
+  if (e.band.admits(i, j)) return m;
   return e.once ? fminf(m, e.causal_fill) : m + e.causal_fill;
 }
 

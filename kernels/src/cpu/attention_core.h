@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "attnopt/attnopt.h"
+#include "common/band.h"
 
 namespace attnopt {
 
@@ -31,9 +32,7 @@ struct CoreProblem {
   attnopt_mask_type mask_type;  // NONE for WindowAttention
   const void* mask;
   int64_t ms[4];
-  bool causal;
-  int64_t causal_offset;  // Nk - Nq: query i sees keys j <= i + offset
-  int64_t window;         // > 0: and keys j > i + offset - window only
+  attnopt::Band band;     // causal and the sliding window (common/band.h)
   float softcap;          // > 0: scaled scores s become softcap * tanh(s / softcap) before the mask
 };
 

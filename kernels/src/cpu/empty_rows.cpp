@@ -47,7 +47,7 @@ bool sees_a_key(const attnopt_flash_params& p, const EmptyRows& e, int64_t b, in
   const int64_t off = b * p.mask_stride[0] + h * p.mask_stride[1] + i * p.mask_stride[2];
   float m = 0.0f;
   int64_t lo, hi;
-  admitted_keys(e, i, p.len_k, &lo, &hi);
+  e.band.key_range(i, i, p.len_k, &lo, &hi);
   for (int64_t j = lo; j < hi; ++j) {
     if (p.mask_type != ATTNOPT_MASK_NONE) load_mask_row(p.mask_type, p.mask, off + j * p.mask_stride[3], 1, 1, &m);
     if (visible(e, p.mask_type, m, i, j)) return true;

@@ -51,13 +51,12 @@ CoreProblem make_core(const attnopt_flash_params& p) {
   c.scale = p.scale;
   c.mask_type = p.mask_type;
   c.mask = p.mask;
-  c.causal = p.causal != 0;
-  c.causal_offset = p.len_k - p.len_q;
+  c.band = attnopt::band_of(p);
   // p.window is clamped to Nk (clamped_params, common/params.h), so the tile
   // bounds cannot overflow; a window of Nk keys excludes nothing the causal
   // limit admits (query i's first key would be i + Nk - Nq - W + 1 <= 0):
   // plain causal.
-  c.window = p.window < p.len_k ? p.window : 0;
+  if (c.band.window >= p.len_k) c.band.window = 0;
   c.softcap = p.softcap;
   return c;
 }

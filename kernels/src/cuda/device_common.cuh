@@ -10,6 +10,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
+#include "common/band.h"
 #include "common/softcap.h"
 #include "common/window_geometry.h"
 
@@ -41,9 +42,7 @@ struct KernelArgs {
   int mask_type;  // attnopt_mask_type
   const void* mask;
   int64_t ms[4];
-  int causal;
-  int64_t causal_offset;  // len_k - len_q
-  int64_t sliding;        // > 0 (with causal): keys j > i + causal_offset - sliding only
+  Band band;              // causal and the sliding window (common/band.h); none for WindowAttention
   WindowGeometry geo;     // WindowAttention only
   int64_t tiles_per_window;
   // 16-byte vector loads are legal (tensor-core path): contiguous feature
@@ -72,10 +71,10 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(f
 // Additive form of one mask element (bool false -> -inf), as on the CPU.
 __device__ __forceinline__ float mask_value(int type, const void* mask, int64_t off) {
   switch (type) {
-    case 1: return static_cast<const uint8_t*>(mask)[off] ? 0.0f : -INFINITY;
-    case 2: return static_cast<const float*>(mask)[off];
-    case 3: return __half2float(static_cast<const __half*>(mask)[off]);
-    case 4: return __bfloat162float(static_cast<const __nv_bfloat16*>(mask)[off]);
+    case ATTNOPT_MASK_BOOL: return static_cast<const uint8_t*>(mask)[off] ? 0.0f : -INFINITY;
+    case ATTNOPT_MASK_F32: return static_cast<const float*>(mask)[off];
+    case ATTNOPT_MASK_F16: return __half2float(static_cast<const __half*>(mask)[off]);
+    case ATTNOPT_MASK_BF16: return __bfloat162float(static_cast<const __nv_bfloat16*>(mask)[off]);
     default: return 0.0f;
   }
 }
@@ -105,19 +104,14 @@ struct Segment {
   __device__ __forceinline__ int64_t token(int64_t i) const { return WINDOW ? geo->member_token(window, i) : i; }
 };
 
-// Keys a dense causal tile of queries [q0, q0 + rows) can ever see.
-__device__ __forceinline__ int64_t causal_key_end(const KernelArgs& a, int64_t q0, int64_t rows, int64_t nk) {
-  if (!a.causal) return nk;
-  const int64_t end = q0 + rows + a.causal_offset;  // last query's limit + 1
-  return end < 0 ? 0 : (end < nk ? end : nk);
-}
-
-// First key a dense tile whose first query is q0 can see: 0, or with a
-// sliding window the first key of that query's window.
-__device__ __forceinline__ int64_t window_key_begin(const KernelArgs& a, int64_t q0) {
-  if (!a.causal || a.sliding <= 0) return 0;
-  const int64_t begin = q0 + a.causal_offset - a.sliding + 1;
-  return begin < 0 ? 0 : begin;
+// The keys [*begin, *end) of a segment's nk that a dense tile of queries
+// [q0, q0 + rows) can see under the band; every key for WindowAttention.
+template <bool WINDOW>
+__device__ __forceinline__ void tile_keys(const KernelArgs& a, int64_t q0, int64_t rows, int64_t nk, int64_t* begin,
+                                          int64_t* end) {
+  *begin = 0;
+  *end = nk;
+  if (!WINDOW) a.band.key_range(q0, q0 + rows - 1, nk, begin, end);
 }
 
 }  // namespace cuda

@@ -161,8 +161,8 @@ __global__ void __launch_bounds__(block_threads(DV_P), min_blocks(DV_P, WINDOW))
   const bool bool_mask = !WINDOW && a.mask_type == ATTNOPT_MASK_BOOL;
 
   // Key tiles [kt_begin, kt_end): those some row of the block can see.
-  const int64_t key_end = WINDOW ? seg.nk : causal_key_end(a, seg.q0, BQ, seg.nk);
-  const int64_t key_begin = WINDOW ? 0 : window_key_begin(a, seg.q0);
+  int64_t key_begin, key_end;
+  tile_keys<WINDOW>(a, seg.q0, BQ, seg.nk, &key_begin, &key_end);
   const int64_t kt_begin = key_begin / kBK, kt_end = key_end > key_begin ? (key_end + kBK - 1) / kBK : kt_begin;
 
   load_tile<T, BQ, NT, WINDOW>(Qs, ldq, dqk_pad, Q, a.qs[2], a.qs[3], a.dqk, seg, seg.q0, seg.nq, a.q_vec);
@@ -216,10 +216,9 @@ __global__ void __launch_bounds__(block_threads(DV_P), min_blocks(DV_P, WINDOW))
     // Does any of the warp's rows see a key of this tile, and do all of them
     // see all of it (then only the scale is applied: the per-element index,
     // mask and causal work is what bounded this kernel on an H200)?
-    bool active = warp_rows, mask_free = !bool_mask && (WINDOW || a.mask_type == 0);
+    bool active = warp_rows, mask_free = !bool_mask && (WINDOW || a.mask_type == ATTNOPT_MASK_NONE);
     if (!WINDOW) {
-      if (a.causal && k0 > warp_q1 + a.causal_offset) active = false;
-      if (a.causal && a.sliding > 0 && k0 + kBK - 1 <= warp_q0 + a.causal_offset - a.sliding) active = false;
+      if (a.band.misses(warp_q0, warp_q1, k0, k0 + kBK - 1)) active = false;
     }
     uint64_t mw[MT][2];
     if (bool_mask) {
@@ -236,8 +235,7 @@ __global__ void __launch_bounds__(block_threads(DV_P), min_blocks(DV_P, WINDOW))
       if (__all_sync(0xffffffffu, drop)) active = false;
     }
     const bool interior = mask_free && k0 + kBK <= seg.nk &&
-                          (WINDOW || ((!a.causal || k0 + kBK - 1 <= warp_q0 + a.causal_offset) &&
-                                      (!a.causal || a.sliding <= 0 || k0 > warp_q1 + a.causal_offset - a.sliding)));
+                          (WINDOW || a.band.covers(warp_q0, warp_q1, k0, k0 + kBK - 1));
 
     uint32_t pa[MT][4][4];
     if (active) {
@@ -298,9 +296,8 @@ __global__ void __launch_bounds__(block_threads(DV_P), min_blocks(DV_P, WINDOW))
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
           for (int rr = 0; rr < 2; ++rr) {
-            const int64_t last = qtok[mt][rr] + a.causal_offset - k0;
-            hi[mt][rr] = !qvalid[mt][rr] ? -1 : (!WINDOW && a.causal) ? clamp_key(last) : kBK;
-            lo[mt][rr] = (!WINDOW && a.causal && a.sliding > 0) ? clamp_key(last - a.sliding) : -1;
+            hi[mt][rr] = !qvalid[mt][rr] ? -1 : (!WINDOW && a.band.causal) ? clamp_key(a.band.end(qtok[mt][rr]) - 1 - k0) : kBK;
+            lo[mt][rr] = (!WINDOW && a.band.windowed()) ? clamp_key(a.band.begin(qtok[mt][rr]) - 1 - k0) : -1;
           }
         // The softcap in a pass of its own, so the masking loop below stays
         // as small as before softcap: inside it, the cap's inlined code cost

@@ -52,7 +52,7 @@ __global__ void __launch_bounds__(kRowsPerBlock * 32, kMinBlocks) flash_rows_ker
   const int64_t h = blockIdx.y, b = blockIdx.z, hk = h / a.group;
   const int64_t moff = b * a.ms[0] + h * a.ms[1] + i * a.ms[2];
   int64_t lo, hi;
-  admitted_keys(e, i, a.len_k, &lo, &hi);
+  e.band.key_range(i, i, a.len_k, &lo, &hi);
   for (int64_t j0 = lo; j0 < hi; j0 += 32) {
     const int64_t j = j0 + lane;
     float vis = 0.0f;

@@ -51,8 +51,8 @@ __global__ void __launch_bounds__(kThreads) simt_attention_kernel(KernelArgs a) 
   const int64_t my_tok = qtok[row];
   // Causal and sliding-window blocks visit only the keys some row can see:
   // an fp32 model with a window pays the window's cost, not causal's.
-  const int64_t key_end = WINDOW ? seg.nk : causal_key_end(a, seg.q0, BQ, seg.nk);
-  const int64_t key_begin = WINDOW ? 0 : window_key_begin(a, seg.q0);
+  int64_t key_begin, key_end;
+  tile_keys<WINDOW>(a, seg.q0, BQ, seg.nk, &key_begin, &key_end);
   const int64_t mrow = b * a.ms[0] + hq * a.ms[1] + my_tok * a.ms[2];
 
   float m = -INFINITY, l = 0.0f;
@@ -91,8 +91,7 @@ __global__ void __launch_bounds__(kThreads) simt_attention_kernel(KernelArgs a) 
         const int64_t ktk = ktok[j];
         if (!WINDOW) {
           if (a.mask_type) s += mask_value(a.mask_type, a.mask, mrow + ktk * a.ms[3]);
-          if (a.causal && ktk > my_tok + a.causal_offset) s = -INFINITY;
-          if (a.sliding > 0 && ktk <= my_tok + a.causal_offset - a.sliding) s = -INFINITY;
+          if (!a.band.admits(my_tok, ktk)) s = -INFINITY;
         }
       }
       sv[i] = s;

@@ -70,7 +70,8 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_attention_kernel(const __gr
 
   const int tid = threadIdx.x, wg = tid / 128;
   const int64_t b = blockIdx.z, hq = blockIdx.y, hkv = hq / a.group, q0 = static_cast<int64_t>(blockIdx.x) * kBQ;
-  const int64_t key_end = causal_key_end(a, q0, kBQ, a.len_k), key_begin = window_key_begin(a, q0);
+  int64_t key_begin, key_end;
+  tile_keys<false>(a, q0, kBQ, a.len_k, &key_begin, &key_end);
   const int64_t kt_begin = key_begin / kBK, kt_end = key_end > key_begin ? (key_end + kBK - 1) / kBK : kt_begin;
 
   if (tid == 0) {
@@ -122,8 +123,7 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_attention_kernel(const __gr
       const unsigned ph = static_cast<unsigned>((i / S) & 1);
       const int64_t k0 = kt * kBK;
       bool active = r0 < a.len_q;
-      if (a.causal && k0 > r1 + a.causal_offset) active = false;
-      if (a.causal && a.sliding > 0 && k0 + kBK - 1 <= r0 + a.causal_offset - a.sliding) active = false;
+      if (a.band.misses(r0, r1, k0, k0 + kBK - 1)) active = false;
       // Even a consumer that skips the tile waits for it: so it frees each
       // stage once per fill, never twice in one phase of the empty barrier.
       mbar_wait(&k_full[s], ph);
@@ -142,8 +142,7 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_attention_kernel(const __gr
         wgmma_wait<0>();
 
         // Scores in base 2; element i: row (i>>1)&1, key k0 + 8(i>>2) + 2tq + (i&1).
-        const bool interior = k0 + kBK <= a.len_k && (!a.causal || k0 + kBK - 1 <= r0 + a.causal_offset) &&
-                              (!a.causal || a.sliding <= 0 || k0 > r1 + a.causal_offset - a.sliding);
+        const bool interior = k0 + kBK <= a.len_k && a.band.covers(r0, r1, k0, k0 + kBK - 1);
         float mx[2] = {-INFINITY, -INFINITY};
 #pragma unroll
         for (int e = 0; e < 32; ++e) {
@@ -151,9 +150,7 @@ __global__ void __launch_bounds__(kThreads, 1) wgmma_attention_kernel(const __gr
           float x = sacc[e] * scale_log2;
           if (!interior) {
             const int64_t key = k0 + 8 * (e >> 2) + 2 * tq + (e & 1);
-            const bool seen = row[rr] < a.len_q && key < a.len_k &&
-                              (!a.causal || (key <= row[rr] + a.causal_offset &&
-                                             (a.sliding <= 0 || key > row[rr] + a.causal_offset - a.sliding)));
+            const bool seen = row[rr] < a.len_q && key < a.len_k && a.band.admits(row[rr], key);
             if (!seen) x = -INFINITY;
           }
           sacc[e] = x;

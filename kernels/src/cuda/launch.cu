@@ -116,9 +116,7 @@ int attnopt_cuda_flash_attention_fwd(const attnopt_flash_params* caller, void* s
   a.mask_type = p->mask_type;
   a.mask = p->mask;
   if (p->mask_type != ATTNOPT_MASK_NONE) copy4(a.ms, p->mask_stride);  // else unchecked: left 0
-  a.causal = p->causal != 0;
-  a.causal_offset = p->len_k - p->len_q;
-  a.sliding = p->window;  // clamped to Nk: the kernels' bounds cannot overflow
+  a.band = attnopt::band_of(*p);  // the window clamped to Nk: the kernels' bounds cannot overflow
   a.softcap = p->softcap;
   a.q_vec = vec_ok(a.q, a.qs, a.dqk);
   a.k_vec = vec_ok(a.k, a.ks, a.dqk);
