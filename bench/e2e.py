@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """End to end on ONNX Runtime CPU: a model as exported, its `attnopt rewrite`
 (the default target, attnopt.FlashAttention from kernels/) and its
-`attnopt rewrite --target ort` (ORT's own com.microsoft ops), timed in one
+`attnopt rewrite --target ort` (ORT's own com.microsoft ops; --stock gqa:
+GroupQueryAttention instead), timed in one
 process and their peak memory each in a process of its own.
 
   python bench/e2e.py --attnopt ./attnopt --lib kernels/build/cpu/libattnopt_ort.so \\
-      [--threads 1] [--rounds 5] MODEL.onnx ...
+      [--threads 1] [--rounds 5] [--stock ort|gqa|onnx] MODEL.onnx ...
 
 Per model: both rewrites are written beside each other in a temporary
 folder; every side's session runs once per round, the order rotated by one
@@ -87,7 +88,7 @@ def measure(a, model, tmp):
     import onnxruntime as ort
     paths = {"original": model, "attnopt": os.path.join(tmp, "attnopt.onnx"), "ort": os.path.join(tmp, "ort.onnx")}
     fused = rewrite(a, model, paths["attnopt"], "")
-    rewrite(a, model, paths["ort"], "ort")
+    rewrite(a, model, paths["ort"], a.stock)
     sess = {k: session(ort, p, a.lib, a.threads) for k, p in paths.items()}
     feeds = feeds_for(np, sess["original"])
     ref = sess["original"].run(None, feeds)[0]
@@ -122,6 +123,8 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--rss-rounds", type=int, default=3)
+    ap.add_argument("--stock", default="ort", choices=("ort", "gqa", "onnx"),
+                    help="the stock-op target of the third side (default ort: MultiHeadAttention)")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     os.environ["ATTNOPT_NUM_THREADS"] = str(a.threads)
@@ -131,8 +134,10 @@ def main():
     print(f"onnxruntime {ort.__version__}, {a.threads} thread(s), process CPU time per run, {a.rounds} rounds "
           f"(order rotated); peak RSS of a process loading and running one side, {a.rss_rounds} rounds; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    print("| model | fused | original ms (min / median) | attnopt | `--target ort` | attnopt / original "
-          "(min / median) | ort / original | peak RSS MiB original / attnopt / ort (median) | max abs diff attnopt, ort |")
+    st = a.stock
+    print(f"| model | fused | original ms (min / median) | attnopt | `--target {st}` | attnopt / original "
+          f"(min / median) | {st} / original | peak RSS MiB original / attnopt / {st} (median) | "
+          f"max abs diff attnopt, {st} |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for model in a.models:
         with tempfile.TemporaryDirectory() as tmp:

@@ -55,17 +55,33 @@ def whisper():
     return Hidden(WhisperEncoder(cfg)), (torch.randn(1, 80, 3000),), ["input_features"]
 
 
+class LlamaLayer(nn.Module):
+    """One decoder layer on hidden states, with its rotary embedding and the causal mask built the way eager
+    attention consumes it (additive, -inf above the diagonal): LlamaModel's own mask construction uses vmap,
+    which the TorchScript exporter cannot trace, so the model around the layer is left out."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        from transformers.models.llama.modeling_llama import LlamaDecoderLayer, LlamaRotaryEmbedding
+        self.layer = LlamaDecoderLayer(cfg, layer_idx=0)
+        self.rope = LlamaRotaryEmbedding(cfg)
+
+    def forward(self, h):
+        n = h.shape[1]
+        pos = torch.arange(n).unsqueeze(0)
+        mask = torch.full((n, n), float("-inf")).triu(1)[None, None]
+        out = self.layer(h, attention_mask=mask, position_ids=pos, position_embeddings=self.rope(h, pos))
+        return out[0] if isinstance(out, tuple) else out
+
+
 def llama():
-    """One Llama-type decoder layer in a model (hidden 2048, 16 query / 4 KV heads of 128, causal), 2048 tokens;
-    attn_implementation 'sdpa', transformers' default (its eager mask uses vmap, which TorchScript cannot
-    trace): the exporter writes F.scaled_dot_product_attention as MatMul -> Softmax -> MatMul."""
-    from transformers import LlamaConfig, LlamaModel
+    """One Llama-type decoder layer (hidden 2048, 16 query / 4 KV heads of 128, causal), 2048 tokens, eager
+    attention: MatMul -> Add(mask) -> Softmax -> MatMul with the KV heads repeated."""
+    from transformers import LlamaConfig
     cfg = LlamaConfig(vocab_size=1000, hidden_size=2048, intermediate_size=5632, num_hidden_layers=1,
                       num_attention_heads=16, num_key_value_heads=4, max_position_embeddings=4096)
-    m = LlamaModel(cfg)
-    m.set_attn_implementation("sdpa")
-    return Hidden(m, use_cache=False), (torch.randint(0, 1000, (1, 2048)), torch.ones(1, 2048, dtype=torch.int64)), \
-        ["input_ids", "attention_mask"]
+    cfg._attn_implementation = "eager"
+    return LlamaLayer(cfg), (torch.randn(1, 2048, 2048),), ["hidden_states"]
 
 
 MODELS = {"bert_base_s512": bert, "vit_b16_224": vit, "whisper_tiny_encoder": whisper, "llama_layer_2048": llama}

@@ -36,10 +36,10 @@ var corpusTable = map[string]corpusWant{
 	"onnxruntime/gpt2_past_mask_one_layer.onnx":            {1, 0, ""},
 	"onnxruntime/attention_mha.onnx":                       {0, 1, "projection bias"}, // MHA with attention_bias and bias
 	"onnxruntime/dmmha_self_attn.onnx":                     {0, 1, ""},
-	"onnxruntime/gemma3-vision-attention_fp32.onnx":        {1, 0, ""}, // com.microsoft.Attention lifted (lift_msattention.go)
-	"onnxruntime/hf_fp32_decoder_attention_with_past.onnx": {0, 2, ""},
-	"onnxruntime/hf_fp32_encoder_self_attention.onnx":      {1, 0, ""}, // com.microsoft.Attention lifted (lift_msattention.go)
-	"onnxruntime/phi-4-v-instruct-vision-attention.onnx":   {1, 0, ""}, // com.microsoft.Attention lifted (lift_msattention.go)
+	"onnxruntime/gemma3-vision-attention_fp32.onnx":        {1, 0, ""},                // com.microsoft.Attention lifted (lift_msattention.go)
+	"onnxruntime/hf_fp32_decoder_attention_with_past.onnx": {0, 2, "projection bias"}, // unidirectional MHA: a site, its bias not lifted
+	"onnxruntime/hf_fp32_encoder_self_attention.onnx":      {1, 0, ""},                // com.microsoft.Attention lifted (lift_msattention.go)
+	"onnxruntime/phi-4-v-instruct-vision-attention.onnx":   {1, 0, ""},                // com.microsoft.Attention lifted (lift_msattention.go)
 	"onnxruntime-genai/decoder.onnx":                       {0, 2, ""},
 	// BLOOM training graph: the score chain (baddbmm, view to (B,H,N,N),
 	// masked_fill) matches in all 3 layers, but SoftmaxGrad reads the

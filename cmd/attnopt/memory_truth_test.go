@@ -11,13 +11,14 @@ import (
 )
 
 // Reports state the memory the chosen target's runtime really needs: ONNX
-// Runtime's CPU MultiHeadAttention with an attention_bias and its Attention
-// kernel materialise the scores, so those rewrites say "still", warn naming
+// Runtime's CPU MultiHeadAttention with an attention_bias or unidirectional
+// and its Attention kernel materialise the scores, so those rewrites say "still", warn naming
 // the attnopt target, and the diff counts the scores after; the
 // memory-efficient cases (attnopt target, unmasked MHA) do not warn.
 func TestRewriteMemoryTruthPerTarget(t *testing.T) {
 	masked := testgraph.SDPABoolMask(23, graph.Float32, 1, 4, 16, 4)
 	unmasked := testgraph.Attention(testgraph.Opts{B: 1, H: 4, N: 16, D: 8, Opset: 23})
+	causal := testgraph.Attention(testgraph.Opts{B: 1, H: 4, N: 16, D: 8, Opset: 23, Mask: "causal"})
 	cases := []struct {
 		name   string
 		b      *testgraph.B
@@ -28,6 +29,12 @@ func TestRewriteMemoryTruthPerTarget(t *testing.T) {
 		{"masked/onnx", masked, "onnx", true},
 		{"masked/attnopt", masked, "attnopt", false},
 		{"unmasked/ort", unmasked, "ort", false},
+		// MultiHeadAttention with unidirectional holds the scores too
+		// (passes/lower/ort.go: measured peak RSS); 1.32's GroupQueryAttention
+		// does not (gqa.go).
+		{"causal/ort", causal, "ort", true},
+		{"causal/gqa", causal, "gqa", false},
+		{"causal/attnopt", causal, "attnopt", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -206,13 +206,15 @@ func liftUnrepeat(g *graph.Graph, s *draft) {
 }
 
 // liftMHA lifts com.microsoft.MultiHeadAttention with separate 3-D Q, K, V
-// and an attention_bias: ONNX Runtime's CPU kernel materialises the scores
-// when it has one. Without bias or padding mask it is memory-efficient and
-// stays fused.
+// and an attention_bias or unidirectional: ONNX Runtime's CPU kernel
+// materialises the scores with either (passes/lower/ort.go, Materialises,
+// has the measurement). Without bias, padding mask or unidirectional it is
+// memory-efficient and stays fused.
 func liftMHA(g *graph.Graph, n *graph.Node) (*draft, *Reject) {
 	q, k, v := n.Input(0), n.Input(1), n.Input(2)
 	bias, kpm := n.Input(5), n.Input(4)
-	if bias == nil && kpm == nil {
+	causal := n.AttrInt("unidirectional", 0) != 0
+	if bias == nil && kpm == nil && !causal {
 		return nil, nil
 	}
 	at := n
@@ -245,13 +247,15 @@ func liftMHA(g *graph.Graph, n *graph.Node) (*draft, *Reject) {
 	if rj := liftScale(s, n); rj != nil {
 		return nil, rj
 	}
-	if rj := liftMask(s, bias, "attention_bias"); rj != nil {
-		return nil, rj
+	if bias != nil {
+		if rj := liftMask(s, bias, "attention_bias"); rj != nil {
+			return nil, rj
+		}
+		if s.Mask() != MaskAdditive {
+			return nil, reject(CodeMask, bias, "attention_bias %q is %s, not float", bias.Name, bias.Type.DType)
+		}
 	}
-	if s.Mask() != MaskAdditive {
-		return nil, reject(CodeMask, bias, "attention_bias %q is %s, not float", bias.Name, bias.Type.DType)
-	}
-	if n.AttrInt("unidirectional", 0) != 0 {
+	if causal {
 		if !s.QLen.Equal(s.KVLen) {
 			return nil, reject(CodeCausal, at, "unidirectional with q_len %s and kv_len %s: alignment not verified", s.QLen, s.KVLen)
 		}
@@ -325,7 +329,7 @@ func LiftedNote(op string) string {
 	case "com.microsoft.Attention":
 		return "ONNX Runtime 1.24's CPU kernel for it materialises the scores (and a B·S·T mask when masked or causal)"
 	case "com.microsoft.MultiHeadAttention":
-		return "ONNX Runtime 1.24's CPU kernel materialises the scores when it has an attention_bias"
+		return "ONNX Runtime's CPU kernel materialises the scores when it has an attention_bias or unidirectional"
 	}
 	return ""
 }
