@@ -10,6 +10,9 @@
 // 2), and fragments come from ldmatrix.
 // Head dims are zero-padded to a multiple of 16 inside shared memory only.
 // The softmax is the same online softmax as the CPU core, in base 2.
+// Structure: MmaTraits holds a configuration's compile-time shape; the
+// kernel loads Q and runs the K/V ring, and per tile calls one function per
+// phase (qk_tile, mask_tile, softmax_tile, pv_tile), then store_tile.
 // Causal and sliding-window blocks visit only the key tiles some row can
 // see, and a warp skips the tiles none of its rows can see; a bool mask is
 // packed to one bit per key per tile in shared memory, and a warp whose rows
@@ -130,20 +133,275 @@ __device__ __forceinline__ int clamp_key(int64_t x) {
 }
 #endif  // ATTNOPT_SM80
 
+// One instantiation's compile-time shape (FlashAttention-2's kernel traits):
+// element type, padded Dv, WindowAttention or not, K/V ring depth, and what
+// follows from them. The phases below take it as their one parameter.
+template <typename T_, int DV_P_, bool WINDOW_, int S_>
+struct MmaTraits {
+  using T = T_;
+  static constexpr int DV_P = DV_P_;
+  static constexpr bool WINDOW = WINDOW_;
+  static constexpr int S = S_;
+  static constexpr int P = S - 1;  // tiles loaded ahead of the one in use
+  static constexpr int MT = mma_shape(DV_P).m_tiles;
+  static constexpr int NT = block_threads(DV_P);
+  static constexpr int BQ = block_rows(DV_P);
+  static constexpr int LDV = DV_P + 8;  // +8 halves: ldmatrix rows hit distinct banks
+  static constexpr int NDV = DV_P / 8;  // n-blocks of the output
+  static_assert(S == 1 || S == 2, "K/V ring of 1 or 2 stages");
+  static_assert(DV_P % 16 == 0 && DV_P >= 16 && DV_P <= 256, "Dv padded to a multiple of 16, at most 256");
+  static_assert(BQ == (NT / 32) * 16 * MT, "each warp owns MT m-tiles of 16 rows");
+  static_assert((LDV * sizeof(T)) % 16 == 0, "ldmatrix reads 16-byte rows");
+  static_assert(kBK == 64, "a tile's keys are one 64-bit mask word and 4 P fragments of 16");
+};
+
+#ifdef ATTNOPT_SM80
+constexpr float kLog2e = 1.4426950408889634f;
+
+// A warp's view of its query rows: in m-tile mt this thread holds rows g
+// and g + 8 (rr = 0, 1) of [warp_q0, warp_q0 + 16 MT).
+template <class Tr>
+struct WarpRows {
+  int64_t qtok[Tr::MT][2], mrow[Tr::MT][2];  // mrow: the row's mask offset at key 0
+  bool qvalid[Tr::MT][2];
+};
+
+// Phase: the warp's rows (token, mask offset, validity).
+template <class Tr>
+__device__ __forceinline__ void warp_rows_of(WarpRows<Tr>& w, const KernelArgs& a, const Segment<Tr::WINDOW>& seg,
+                                             int64_t warp_q0, int64_t b, int64_t hq, int g) {
+#pragma unroll
+  for (int mt = 0; mt < Tr::MT; ++mt) {
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr) {
+      const int64_t row = warp_q0 + mt * 16 + g + rr * 8;
+      w.qvalid[mt][rr] = row < seg.nq;
+      w.qtok[mt][rr] = w.qvalid[mt][rr] ? seg.token(row) : 0;
+      w.mrow[mt][rr] = b * a.ms[0] + hq * a.ms[1] + w.qtok[mt][rr] * a.ms[2];
+    }
+  }
+}
+
+// Phase: S = Q.K^T for the warp's rows and the tile's 64 keys; each K
+// fragment feeds the warp's MT m-tiles.
+template <class Tr>
+__device__ __forceinline__ void qk_tile(float (&s)[Tr::MT][8][4], const typename Tr::T* Qs, const typename Tr::T* Kt,
+                                        int ldq, int ksteps, int warp, int ln) {
+  using T = typename Tr::T;
+#pragma unroll
+  for (int mt = 0; mt < Tr::MT; ++mt)
+#pragma unroll
+    for (int n = 0; n < 8; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.0f;
+  for (int kk = 0; kk < ksteps; ++kk) {
+    uint32_t af[Tr::MT][4];
+#pragma unroll
+    for (int mt = 0; mt < Tr::MT; ++mt)
+      ldmatrix_x4(af[mt], Qs + (warp * 16 * Tr::MT + mt * 16 + (ln & 15)) * ldq + kk * 16 + (ln >> 4) * 8);
+#pragma unroll
+    for (int nb2 = 0; nb2 < 4; ++nb2) {
+      uint32_t bf[4];
+      ldmatrix_x4(bf, Kt + (nb2 * 16 + (ln & 7) + ((ln >> 4) << 3)) * ldq + kk * 16 + ((ln >> 3) & 1) * 8);
+#pragma unroll
+      for (int mt = 0; mt < Tr::MT; ++mt) {
+        mma16816<T>(s[mt][2 * nb2], af[mt], bf[0], bf[1]);
+        mma16816<T>(s[mt][2 * nb2 + 1], af[mt], bf[2], bf[3]);
+      }
+    }
+  }
+}
+
+// Phase: scale, softcap, band and mask; the scores leave in base 2 with the
+// rows' maxima in mx. An interior tile (every row sees every key) takes only
+// the scale (the per-element index, mask and causal work is what bounded
+// this kernel on an H200). Rows past the end read zero-padded Q on the
+// interior path and are never stored.
+template <class Tr>
+__device__ __forceinline__ void mask_tile(float (&s)[Tr::MT][8][4], float (&mx)[Tr::MT][2], const KernelArgs& a,
+                                          const WarpRows<Tr>& w, const uint64_t (&mw)[Tr::MT][2], bool interior,
+                                          bool bool_mask, int64_t k0, int64_t nk, float scale_log2, int t4) {
+  constexpr int MT = Tr::MT;
+  constexpr bool WINDOW = Tr::WINDOW;
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) mx[mt][0] = mx[mt][1] = -INFINITY;
+  if (interior && a.softcap > 0.0f) {  // a loop of its own: the plain one stays as it was
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          s[mt][n][e] = soft_cap(s[mt][n][e] * a.scale, a.softcap) * kLog2e;
+          mx[mt][e >> 1] = fmaxf(mx[mt][e >> 1], s[mt][n][e]);
+        }
+  } else if (interior) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          s[mt][n][e] *= scale_log2;
+          mx[mt][e >> 1] = fmaxf(mx[mt][e >> 1], s[mt][n][e]);
+        }
+  } else {
+    // Per row, the tile-relative keys it may see: (lo, hi], and below nk.
+    const int kn = clamp_key(nk - k0);
+    int lo[MT][2], hi[MT][2];
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int rr = 0; rr < 2; ++rr) {
+        hi[mt][rr] = !w.qvalid[mt][rr] ? -1 : (!WINDOW && a.band.causal) ? clamp_key(a.band.end(w.qtok[mt][rr]) - 1 - k0) : kBK;
+        lo[mt][rr] = (!WINDOW && a.band.windowed()) ? clamp_key(a.band.begin(w.qtok[mt][rr]) - 1 - k0) : -1;
+      }
+    // The softcap in a pass of its own, so the masking loop below stays
+    // as small as before softcap: inside it, the cap's inlined code cost
+    // the masked d 4 seed case 24 % on an H200 (kernels/README.md).
+    float sc = a.scale;
+    if (a.softcap > 0.0f) {
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int n = 0; n < 8; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) s[mt][n][e] = soft_cap(s[mt][n][e] * a.scale, a.softcap);
+      sc = 1.0f;
+    }
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int n = 0; n < 8; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int rr = e >> 1, jj = n * 8 + t4 * 2 + (e & 1);
+          float x = -INFINITY;
+          if (jj > lo[mt][rr] && jj <= hi[mt][rr] && jj < kn) {
+            x = s[mt][n][e] * sc;
+            if (bool_mask) {
+              if (!((mw[mt][rr] >> jj) & 1u)) x = -INFINITY;
+              x *= kLog2e;
+            } else if (!WINDOW && a.mask_type) {
+              const float mv = mask_value(a.mask_type, a.mask, w.mrow[mt][rr] + (k0 + jj) * a.ms[3]);
+              x = (x + mv) * kLog2e;
+              // A finite fill near float's lowest (finfo.min) overflows to
+              // -inf times log2 e: held at the lowest finite value, so a
+              // row of such fills is the mean of V the source computes, as
+              // on the CPU (docs/fully-masked-rows.md). NaN stays NaN.
+              if (x == -INFINITY && mv != -INFINITY) x = -FLT_MAX;
+            } else {
+              x *= kLog2e;
+            }
+          }
+          s[mt][n][e] = x;
+          mx[mt][rr] = fmaxf(mx[mt][rr], x);
+        }
+  }
+}
+
+// Phase: the online softmax update; P goes straight into A fragments, one
+// per 16 keys, and O and l are rescaled by alpha.
+template <class Tr>
+__device__ __forceinline__ void softmax_tile(const float (&s)[Tr::MT][8][4], const float (&mx)[Tr::MT][2],
+                                             float (&m)[Tr::MT][2], float (&l)[Tr::MT][2],
+                                             float (&o)[Tr::MT][Tr::NDV][4], uint32_t (&pa)[Tr::MT][4][4]) {
+  using T = typename Tr::T;
+#pragma unroll
+  for (int mt = 0; mt < Tr::MT; ++mt) {
+    float alpha[2], mu[2];
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr) {
+      float v = mx[mt][rr];
+      v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));  // the quad shares a row
+      v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+      const float m_new = fmaxf(m[mt][rr], v);
+      mu[rr] = m_new == -INFINITY ? 0.0f : m_new;  // empty row so far: p = 0, no NaN
+      alpha[rr] = fast_exp2(m[mt][rr] - mu[rr]);
+      m[mt][rr] = m_new;
+    }
+    float ls[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int n = 0; n < 8; ++n) {
+      const float p0 = fast_exp2(s[mt][n][0] - mu[0]), p1 = fast_exp2(s[mt][n][1] - mu[0]);
+      const float p2 = fast_exp2(s[mt][n][2] - mu[1]), p3 = fast_exp2(s[mt][n][3] - mu[1]);
+      ls[0] += p0 + p1;
+      ls[1] += p2 + p3;
+      pa[mt][n >> 1][(n & 1) * 2 + 0] = pack2<T>(p0, p1);
+      pa[mt][n >> 1][(n & 1) * 2 + 1] = pack2<T>(p2, p3);
+    }
+    // Per-thread partial sums: alpha is uniform across the quad, so the
+    // quad reduction can wait until the end.
+    l[mt][0] = l[mt][0] * alpha[0] + ls[0];
+    l[mt][1] = l[mt][1] * alpha[1] + ls[1];
+#pragma unroll
+    for (int n = 0; n < Tr::NDV; ++n) {
+      o[mt][n][0] *= alpha[0];
+      o[mt][n][1] *= alpha[0];
+      o[mt][n][2] *= alpha[1];
+      o[mt][n][3] *= alpha[1];
+    }
+  }
+}
+
+// Phase: O += P.V; each V fragment feeds the warp's MT m-tiles.
+template <class Tr>
+__device__ __forceinline__ void pv_tile(float (&o)[Tr::MT][Tr::NDV][4], const uint32_t (&pa)[Tr::MT][4][4],
+                                        const typename Tr::T* Vt, int ln) {
+  using T = typename Tr::T;
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {
+#pragma unroll
+    for (int nd2 = 0; nd2 < Tr::DV_P / 16; ++nd2) {
+      uint32_t bf[4];
+      ldmatrix_x4_trans(bf, Vt + (kk * 16 + (ln & 7) + ((ln >> 3) & 1) * 8) * Tr::LDV + nd2 * 16 + (ln >> 4) * 8);
+#pragma unroll
+      for (int mt = 0; mt < Tr::MT; ++mt) {
+        mma16816<T>(o[mt][2 * nd2], pa[mt][kk], bf[0], bf[1]);
+        mma16816<T>(o[mt][2 * nd2 + 1], pa[mt][kk], bf[2], bf[3]);
+      }
+    }
+  }
+}
+
+// Phase, the epilogue: each row's sum reduced over its quad, O / l written
+// for the valid rows (zeros for a row that saw no admissible key).
+template <class Tr>
+__device__ __forceinline__ void store_tile(const float (&o)[Tr::MT][Tr::NDV][4], const float (&l)[Tr::MT][2],
+                                           const WarpRows<Tr>& w, const KernelArgs& a, int64_t b, int64_t hq, int t4) {
+  using T = typename Tr::T;
+  T* O = static_cast<T*>(a.o) + b * a.os[0] + hq * a.os[1];
+#pragma unroll
+  for (int mt = 0; mt < Tr::MT; ++mt) {
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr) {
+      float lt = l[mt][rr];
+      lt += __shfl_xor_sync(0xffffffffu, lt, 1);
+      lt += __shfl_xor_sync(0xffffffffu, lt, 2);
+      if (!w.qvalid[mt][rr]) continue;
+      const float inv = lt > 0.0f ? 1.0f / lt : 0.0f;  // no admissible key: zeros
+      T* orow = O + w.qtok[mt][rr] * a.os[2];
+#pragma unroll
+      for (int n = 0; n < Tr::NDV; ++n) {
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const int d = n * 8 + t4 * 2 + c;
+          if (d < a.dv) orow[d * a.os[3]] = from_float<T>(o[mt][n][rr * 2 + c] * inv);
+        }
+      }
+    }
+  }
+}
+#endif  // ATTNOPT_SM80
+
+// The kernel: Q loaded once, then per key tile load (the K/V ring), QK^T,
+// mask, online softmax and PV, then the epilogue; the phases are above.
 template <typename T, int DV_P, bool WINDOW, int S>
 __global__ void __launch_bounds__(block_threads(DV_P), min_blocks(DV_P, WINDOW)) mma_attention_kernel(KernelArgs a) {
-  static_assert(S == 1 || S == 2, "K/V ring of 1 or 2 stages");
+  using Tr = MmaTraits<T, DV_P, WINDOW, S>;
 #ifdef ATTNOPT_SM80
-  constexpr float kLog2e = 1.4426950408889634f;
-  constexpr int MT = mma_shape(DV_P).m_tiles;
-  constexpr int NT = block_threads(DV_P);
-  constexpr int BQ = block_rows(DV_P);
-  constexpr int LDV = DV_P + 8;  // +8 halves: ldmatrix rows hit distinct banks
-  constexpr int NDV = DV_P / 8;  // n-blocks of the output
+  constexpr int MT = Tr::MT, NT = Tr::NT, BQ = Tr::BQ, NDV = Tr::NDV, P = Tr::P;
   ATTNOPT_DYNAMIC_SMEM(unsigned char, smem_raw);
   const int dqk_pad = (a.dqk + 15) & ~15, ldq = dqk_pad + 8;
-  constexpr int P = S - 1;  // tiles loaded ahead of the one in use
-  const int stage_elems = kBK * ldq + kBK * LDV;
+  const int stage_elems = kBK * ldq + kBK * Tr::LDV;
   T* Qs = reinterpret_cast<T*>(smem_raw);  // [BQ][ldq], then S x {K [kBK][ldq], V [kBK][LDV]}
   T* ring = Qs + BQ * ldq;
   uint64_t* mbits = reinterpret_cast<uint64_t*>(ring + S * stage_elems);  // [BQ] bool mask bits
@@ -165,26 +423,15 @@ __global__ void __launch_bounds__(block_threads(DV_P), min_blocks(DV_P, WINDOW))
   tile_keys<WINDOW>(a, seg.q0, BQ, seg.nk, &key_begin, &key_end);
   const int64_t kt_begin = key_begin / kBK, kt_end = key_end > key_begin ? (key_end + kBK - 1) / kBK : kt_begin;
 
+  // Phase: load Q, and the first tiles of the ring.
   load_tile<T, BQ, NT, WINDOW>(Qs, ldq, dqk_pad, Q, a.qs[2], a.qs[3], a.dqk, seg, seg.q0, seg.nq, a.q_vec);
   if (S == 1) cp_async_commit();  // Q alone; tile kt is loaded inside its iteration
   for (int p = 0; p < P; ++p)  // Q joins the first K group
     issue_tile<T, NT, DV_P, WINDOW>(Ks(kt_begin + p), Vs(kt_begin + p), kt_begin + p, kt_end, a, K, V, seg, ldq, dqk_pad);
 
-  // The warp owns rows [warp_q0, warp_q0 + 16 MT) of the tile; in m-tile mt
-  // this thread holds rows g and g + 8.
   const int64_t warp_q0 = seg.q0 + warp * 16 * MT, warp_q1 = warp_q0 + 16 * MT - 1;
-  int64_t qtok[MT][2], mrow[MT][2];  // mrow: the row's mask offset at key 0
-  bool qvalid[MT][2];
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-    for (int rr = 0; rr < 2; ++rr) {
-      const int64_t row = warp_q0 + mt * 16 + g + rr * 8;
-      qvalid[mt][rr] = row < seg.nq;
-      qtok[mt][rr] = qvalid[mt][rr] ? seg.token(row) : 0;
-      mrow[mt][rr] = b * a.ms[0] + hq * a.ms[1] + qtok[mt][rr] * a.ms[2];
-    }
-  }
+  WarpRows<Tr> w;
+  warp_rows_of<Tr>(w, a, seg, warp_q0, b, hq, g);
   float o[MT][NDV][4];
   float m[MT][2], l[MT][2];
 #pragma unroll
@@ -200,6 +447,7 @@ __global__ void __launch_bounds__(block_threads(DV_P), min_blocks(DV_P, WINDOW))
 
   for (int64_t kt = kt_begin; kt < kt_end; ++kt) {
     const int64_t k0 = kt * kBK;
+    // Phase: load tile kt (and issue the one after it).
     if (S == 1) {
       __syncthreads();  // every warp is done with the previous tile's K, V and mask bits
       issue_tile<T, NT, DV_P, WINDOW>(Ks(kt), Vs(kt), kt, kt_end, a, K, V, seg, ldq, dqk_pad);
@@ -214,8 +462,7 @@ __global__ void __launch_bounds__(block_threads(DV_P), min_blocks(DV_P, WINDOW))
       issue_tile<T, NT, DV_P, WINDOW>(Ks(kt + P), Vs(kt + P), kt + P, kt_end, a, K, V, seg, ldq, dqk_pad);
 
     // Does any of the warp's rows see a key of this tile, and do all of them
-    // see all of it (then only the scale is applied: the per-element index,
-    // mask and causal work is what bounded this kernel on an H200)?
+    // see all of it (then only the scale is applied)?
     bool active = warp_rows, mask_free = !bool_mask && (WINDOW || a.mask_type == ATTNOPT_MASK_NONE);
     if (!WINDOW) {
       if (a.band.misses(warp_q0, warp_q1, k0, k0 + kBK - 1)) active = false;
@@ -239,191 +486,20 @@ __global__ void __launch_bounds__(block_threads(DV_P), min_blocks(DV_P, WINDOW))
 
     uint32_t pa[MT][4][4];
     if (active) {
-      // S = Q.K^T; each K fragment feeds the warp's MT m-tiles.
-      const T* Kt = Ks(kt);
       float s[MT][8][4];
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int n = 0; n < 8; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] = 0.0f;
-      for (int kk = 0; kk < ksteps; ++kk) {
-        uint32_t af[MT][4];
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
-          ldmatrix_x4(af[mt], Qs + (warp * 16 * MT + mt * 16 + (ln & 15)) * ldq + kk * 16 + (ln >> 4) * 8);
-#pragma unroll
-        for (int nb2 = 0; nb2 < 4; ++nb2) {
-          uint32_t bf[4];
-          ldmatrix_x4(bf, Kt + (nb2 * 16 + (ln & 7) + ((ln >> 4) << 3)) * ldq + kk * 16 + ((ln >> 3) & 1) * 8);
-#pragma unroll
-          for (int mt = 0; mt < MT; ++mt) {
-            mma16816<T>(s[mt][2 * nb2], af[mt], bf[0], bf[1]);
-            mma16816<T>(s[mt][2 * nb2 + 1], af[mt], bf[2], bf[3]);
-          }
-        }
-      }
-
-      // Scores in base 2. Rows past the end read zero-padded Q on the
-      // interior path and are never stored.
+      qk_tile<Tr>(s, Qs, Ks(kt), ldq, ksteps, warp, ln);
       float mx[MT][2];
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) mx[mt][0] = mx[mt][1] = -INFINITY;
-      if (interior && a.softcap > 0.0f) {  // a loop of its own: the plain one stays as it was
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-          for (int n = 0; n < 8; ++n)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              s[mt][n][e] = soft_cap(s[mt][n][e] * a.scale, a.softcap) * kLog2e;
-              mx[mt][e >> 1] = fmaxf(mx[mt][e >> 1], s[mt][n][e]);
-            }
-      } else if (interior) {
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-          for (int n = 0; n < 8; ++n)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              s[mt][n][e] *= scale_log2;
-              mx[mt][e >> 1] = fmaxf(mx[mt][e >> 1], s[mt][n][e]);
-            }
-      } else {
-        // Per row, the tile-relative keys it may see: (lo, hi], and below nk.
-        const int kn = clamp_key(seg.nk - k0);
-        int lo[MT][2], hi[MT][2];
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-          for (int rr = 0; rr < 2; ++rr) {
-            hi[mt][rr] = !qvalid[mt][rr] ? -1 : (!WINDOW && a.band.causal) ? clamp_key(a.band.end(qtok[mt][rr]) - 1 - k0) : kBK;
-            lo[mt][rr] = (!WINDOW && a.band.windowed()) ? clamp_key(a.band.begin(qtok[mt][rr]) - 1 - k0) : -1;
-          }
-        // The softcap in a pass of its own, so the masking loop below stays
-        // as small as before softcap: inside it, the cap's inlined code cost
-        // the masked d 4 seed case 24 % on an H200 (kernels/README.md).
-        float sc = a.scale;
-        if (a.softcap > 0.0f) {
-#pragma unroll
-          for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-            for (int n = 0; n < 8; ++n)
-#pragma unroll
-              for (int e = 0; e < 4; ++e) s[mt][n][e] = soft_cap(s[mt][n][e] * a.scale, a.softcap);
-          sc = 1.0f;
-        }
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-          for (int n = 0; n < 8; ++n)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-              const int rr = e >> 1, jj = n * 8 + t4 * 2 + (e & 1);
-              float x = -INFINITY;
-              if (jj > lo[mt][rr] && jj <= hi[mt][rr] && jj < kn) {
-                x = s[mt][n][e] * sc;
-                if (bool_mask) {
-                  if (!((mw[mt][rr] >> jj) & 1u)) x = -INFINITY;
-                  x *= kLog2e;
-                } else if (!WINDOW && a.mask_type) {
-                  const float mv = mask_value(a.mask_type, a.mask, mrow[mt][rr] + (k0 + jj) * a.ms[3]);
-                  x = (x + mv) * kLog2e;
-                  // A finite fill near float's lowest (finfo.min) overflows to
-                  // -inf times log2 e: held at the lowest finite value, so a
-                  // row of such fills is the mean of V the source computes, as
-                  // on the CPU (docs/fully-masked-rows.md). NaN stays NaN.
-                  if (x == -INFINITY && mv != -INFINITY) x = -FLT_MAX;
-                } else {
-                  x *= kLog2e;
-                }
-              }
-              s[mt][n][e] = x;
-              mx[mt][rr] = fmaxf(mx[mt][rr], x);
-            }
-      }
-
-      // Online softmax update; P goes straight into A fragments, one per 16 keys.
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        float alpha[2], mu[2];
-#pragma unroll
-        for (int rr = 0; rr < 2; ++rr) {
-          float v = mx[mt][rr];
-          v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));  // the quad shares a row
-          v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
-          const float m_new = fmaxf(m[mt][rr], v);
-          mu[rr] = m_new == -INFINITY ? 0.0f : m_new;  // empty row so far: p = 0, no NaN
-          alpha[rr] = fast_exp2(m[mt][rr] - mu[rr]);
-          m[mt][rr] = m_new;
-        }
-        float ls[2] = {0.0f, 0.0f};
-#pragma unroll
-        for (int n = 0; n < 8; ++n) {
-          const float p0 = fast_exp2(s[mt][n][0] - mu[0]), p1 = fast_exp2(s[mt][n][1] - mu[0]);
-          const float p2 = fast_exp2(s[mt][n][2] - mu[1]), p3 = fast_exp2(s[mt][n][3] - mu[1]);
-          ls[0] += p0 + p1;
-          ls[1] += p2 + p3;
-          pa[mt][n >> 1][(n & 1) * 2 + 0] = pack2<T>(p0, p1);
-          pa[mt][n >> 1][(n & 1) * 2 + 1] = pack2<T>(p2, p3);
-        }
-        // Per-thread partial sums: alpha is uniform across the quad, so the
-        // quad reduction can wait until the end.
-        l[mt][0] = l[mt][0] * alpha[0] + ls[0];
-        l[mt][1] = l[mt][1] * alpha[1] + ls[1];
-#pragma unroll
-        for (int n = 0; n < NDV; ++n) {
-          o[mt][n][0] *= alpha[0];
-          o[mt][n][1] *= alpha[0];
-          o[mt][n][2] *= alpha[1];
-          o[mt][n][3] *= alpha[1];
-        }
-      }
+      mask_tile<Tr>(s, mx, a, w, mw, interior, bool_mask, k0, seg.nk, scale_log2, t4);
+      softmax_tile<Tr>(s, mx, m, l, o, pa);
     }
 
     cp_async_wait(2 * P);  // V(kt) landed
     __syncthreads();
 
-    if (active) {
-      // O += P.V; each V fragment feeds the warp's MT m-tiles.
-      const T* Vt = Vs(kt);
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {
-#pragma unroll
-        for (int nd2 = 0; nd2 < DV_P / 16; ++nd2) {
-          uint32_t bf[4];
-          ldmatrix_x4_trans(bf, Vt + (kk * 16 + (ln & 7) + ((ln >> 3) & 1) * 8) * LDV + nd2 * 16 + (ln >> 4) * 8);
-#pragma unroll
-          for (int mt = 0; mt < MT; ++mt) {
-            mma16816<T>(o[mt][2 * nd2], pa[mt][kk], bf[0], bf[1]);
-            mma16816<T>(o[mt][2 * nd2 + 1], pa[mt][kk], bf[2], bf[3]);
-          }
-        }
-      }
-    }
+    if (active) pv_tile<Tr>(o, pa, Vs(kt), ln);
   }
   cp_async_wait_all();
-
-  T* O = static_cast<T*>(a.o) + b * a.os[0] + hq * a.os[1];
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-    for (int rr = 0; rr < 2; ++rr) {
-      float lt = l[mt][rr];
-      lt += __shfl_xor_sync(0xffffffffu, lt, 1);
-      lt += __shfl_xor_sync(0xffffffffu, lt, 2);
-      if (!qvalid[mt][rr]) continue;
-      const float inv = lt > 0.0f ? 1.0f / lt : 0.0f;  // no admissible key: zeros
-      T* orow = O + qtok[mt][rr] * a.os[2];
-#pragma unroll
-      for (int n = 0; n < NDV; ++n) {
-#pragma unroll
-        for (int c = 0; c < 2; ++c) {
-          const int d = n * 8 + t4 * 2 + c;
-          if (d < a.dv) orow[d * a.os[3]] = from_float<T>(o[mt][n][rr * 2 + c] * inv);
-        }
-      }
-    }
-  }
+  store_tile<Tr>(o, l, w, a, b, hq, t4);
 #endif  // ATTNOPT_SM80
 }
 
