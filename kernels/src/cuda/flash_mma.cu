@@ -210,6 +210,21 @@ __device__ __forceinline__ void qk_tile(float (&s)[Tr::MT][8][4], const typename
   }
 }
 
+// Each score of the warp's tile through f, each row's maximum into mx (the
+// interior tiles' whole mask phase).
+template <class Tr, class F>
+__device__ __forceinline__ void map_scores(float (&s)[Tr::MT][8][4], float (&mx)[Tr::MT][2], F f) {
+#pragma unroll
+  for (int mt = 0; mt < Tr::MT; ++mt)
+#pragma unroll
+    for (int n = 0; n < 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        s[mt][n][e] = f(s[mt][n][e]);
+        mx[mt][e >> 1] = fmaxf(mx[mt][e >> 1], s[mt][n][e]);
+      }
+}
+
 // Phase: scale, softcap, band and mask; the scores leave in base 2 with the
 // rows' maxima in mx. An interior tile (every row sees every key) takes only
 // the scale (the per-element index, mask and causal work is what bounded
@@ -224,25 +239,9 @@ __device__ __forceinline__ void mask_tile(float (&s)[Tr::MT][8][4], float (&mx)[
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) mx[mt][0] = mx[mt][1] = -INFINITY;
   if (interior && a.softcap > 0.0f) {  // a loop of its own: the plain one stays as it was
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int n = 0; n < 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          s[mt][n][e] = soft_cap(s[mt][n][e] * a.scale, a.softcap) * kLog2e;
-          mx[mt][e >> 1] = fmaxf(mx[mt][e >> 1], s[mt][n][e]);
-        }
+    map_scores<Tr>(s, mx, [&](float x) { return soft_cap(x * a.scale, a.softcap) * kLog2e; });
   } else if (interior) {
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int n = 0; n < 8; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          s[mt][n][e] *= scale_log2;
-          mx[mt][e >> 1] = fmaxf(mx[mt][e >> 1], s[mt][n][e]);
-        }
+    map_scores<Tr>(s, mx, [&](float x) { return x * scale_log2; });
   } else {
     // Per row, the tile-relative keys it may see: (lo, hi], and below nk.
     const int kn = clamp_key(nk - k0);
