@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/band.h"
 #include "cuda_runtime.h"
 #include "reference_rows.h"
 #include "test_util.h"
@@ -310,9 +311,54 @@ std::vector<Case> cases() {
   return cs;
 }
 
+// common/band.h's range and tile tests against its own admits(i, j), by
+// brute force: every query range, key range and key count of a small band,
+// causal or not, with and without a window, Nq above, at and below Nk.
+void band_table() {
+  int checked = 0;
+  for (int causal = 0; causal < 2; ++causal)
+    for (int64_t offset = -6; offset <= 6; ++offset)
+      for (int64_t window = 0; window <= (causal ? 7 : 0); ++window) {
+        const attnopt::Band band{causal != 0, offset, window};
+        for (int64_t nk = 0; nk <= 9; ++nk)
+          for (int64_t q_lo = 0; q_lo < 8; ++q_lo)
+            for (int64_t q_hi = q_lo; q_hi < 8; ++q_hi) {
+              int64_t lo = 0, hi = 0, first = -1, last = -1;
+              band.key_range(q_lo, q_hi, nk, &lo, &hi);
+              for (int64_t i = q_lo; i <= q_hi; ++i)
+                for (int64_t j = 0; j < nk; ++j)
+                  if (band.admits(i, j)) {
+                    first = first < 0 || j < first ? j : first;
+                    last = j > last ? j : last;
+                  }
+              // The range holds every admitted key and starts and ends on one.
+              const bool tight = first < 0 ? lo == hi : lo == first && hi == last + 1;
+              EXPECT_TRUE(tight, "band causal %d offset %lld window %lld nk %lld rows [%lld, %lld]: key_range [%lld, %lld), admitted [%lld, %lld]",
+                          causal, (long long)offset, (long long)window, (long long)nk, (long long)q_lo, (long long)q_hi,
+                          (long long)lo, (long long)hi, (long long)first, (long long)last);
+              for (int64_t k_lo = 0; k_lo < 9; ++k_lo)
+                for (int64_t k_hi = k_lo; k_hi < 9; ++k_hi) {
+                  bool all = true, none = true;
+                  for (int64_t i = q_lo; i <= q_hi; ++i)
+                    for (int64_t j = k_lo; j <= k_hi; ++j) {
+                      all &= band.admits(i, j);
+                      none &= !band.admits(i, j);
+                    }
+                  EXPECT_TRUE(band.covers(q_lo, q_hi, k_lo, k_hi) == all && band.misses(q_lo, q_hi, k_lo, k_hi) == none,
+                              "band causal %d offset %lld window %lld rows [%lld, %lld] keys [%lld, %lld]: covers %d misses %d, want %d %d",
+                              causal, (long long)offset, (long long)window, (long long)q_lo, (long long)q_hi, (long long)k_lo,
+                              (long long)k_hi, band.covers(q_lo, q_hi, k_lo, k_hi), band.misses(q_lo, q_hi, k_lo, k_hi), all, none);
+                  ++checked;
+                }
+            }
+      }
+  std::printf("band: %d range and tile checks against admits\n", checked);
+}
+
 }  // namespace
 
 int main() {
+  band_table();
   // The row pass is one kernel whatever the attention kernel before it: sm_80
   // runs it after the tensor-core kernel (f16/bf16) and the SIMT one (f32).
   const Backend backends[] = {{"cpu", attnopt_cpu_flash_attention_fwd, 0}, {"cuda-emu (sm_80)", cuda_fwd, 8}};
