@@ -51,7 +51,7 @@ func (sp *attnSpec) floor(r rowSpec) float32 {
 
 // admitted reports whether causal and the window admit key j for query i:
 // the band rule, stated once for the Go runtime (as kernels/src/common/band.h
-// states it for the kernels and passes/lower/rows.go bandPlanes for graphs).
+// states it for the kernels and passes/lower/rows.go bandPlane for graphs).
 func (sp *attnSpec) admitted(b, i, j int) bool {
 	return !sp.causal || (j <= i+sp.causalOff[b] && (sp.window <= 0 || j > i+sp.causalOff[b]-sp.window))
 }

@@ -12,9 +12,10 @@ import (
 
 // Reports state the memory the chosen target's runtime really needs: ONNX
 // Runtime's CPU MultiHeadAttention with an attention_bias or unidirectional
-// and its Attention kernel materialise the scores, so those rewrites say "still", warn naming
-// the attnopt target, and the diff counts the scores after; the
-// memory-efficient cases (attnopt target, unmasked MHA) do not warn.
+// and its Attention kernel materialise the scores, so those rewrites say
+// "still", warn naming the attnopt target, and the diff counts the scores
+// after; the memory-efficient cases (attnopt target, unmasked MHA) do not
+// warn.
 func TestRewriteMemoryTruthPerTarget(t *testing.T) {
 	masked := testgraph.SDPABoolMask(23, graph.Float32, 1, 4, 16, 4)
 	unmasked := testgraph.Attention(testgraph.Opts{B: 1, H: 4, N: 16, D: 8, Opset: 23})
