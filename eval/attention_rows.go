@@ -23,15 +23,9 @@ type rowSpec struct {
 
 // rowSpecOf reads the row attributes (internal/opdef checked their
 // ranges).
-func rowSpecOf(vs opdef.Values, dt graph.DType) rowSpec {
-	r := rowSpec{
-		mode:       vs.Int(opdef.AttrEmptyRows),
-		maskFill:   vs.Float(opdef.AttrMaskFill),
-		causalFill: vs.Float(opdef.AttrCausalFill),
-		maskFloor:  vs.Float(opdef.AttrMaskFloor),
-		once:       vs.Int(opdef.AttrFillOnce) == 1,
-	}
-	if vs.Int(opdef.AttrFillRound) == 1 {
+func rowSpecOf(a opdef.FlashAttentionAttrs, dt graph.DType) rowSpec {
+	r := rowSpec{mode: a.EmptyRows, maskFill: a.MaskFill, causalFill: a.CausalFill, maskFloor: a.MaskFloor, once: a.FillOnce}
+	if a.FillRound {
 		r.round = dt
 	}
 	return r

@@ -72,7 +72,7 @@ func kernelLimits(c *opCtx, op *opdef.Op, sp *attnSpec, mask *Tensor) error {
 }
 
 func opFlashAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
-	vs, err := opdef.FlashAttention.Read(c.node)
+	a, err := opdef.ReadFlashAttention(c.node)
 	if err != nil {
 		return nil, err
 	}
@@ -88,17 +88,17 @@ func opFlashAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 	if err := kernelLimits(c, opdef.FlashAttention, sp, m); err != nil {
 		return nil, err
 	}
-	sp.scale = attnScale(vs, sp)
+	sp.scale = attnScale(a.Scale, sp)
 	// softcap c > 0: c·tanh(s/c) on the scaled scores, before the mask
 	// (attention_kernel.go's scoreOf); the table checked its range.
-	sp.softcap = float64(vs.Float(opdef.AttrSoftcap))
-	if vs.Int(opdef.AttrCausal) == 1 {
+	sp.softcap = float64(a.Softcap)
+	if a.Causal {
 		sp.causal = true
 		sp.causalOff = sameCausalOff(sp.B, sp.Nk-sp.Nq)
 		// Clamped to Nk once, here, as the kernels do (kernels/src/common/params.h):
 		// a wider window admits no more keys, and i+off-window, which with
 		// INT64_MAX wrapped and dropped every key (issue 34), stays in range.
-		sp.window = int(min(vs.Int(opdef.AttrSlidingWindow), int64(sp.Nk)))
+		sp.window = int(min(a.SlidingWindow, int64(sp.Nk)))
 	}
 	if m != nil {
 		if len(m.Shape) > 4 {
@@ -112,16 +112,17 @@ func opFlashAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 		}
 		sp.setMask(m)
 	}
-	rows := rowSpecOf(vs, q.DType)
+	rows := rowSpecOf(a, q.DType)
 	o := flashAttention(sp, c.threads)
 	sp.fixRows(rows, o)
 	return []*Tensor{{DType: q.DType, Shape: sp.outShape(len(q.Shape)), F: o}}, nil
 }
 
-// attnScale is the scale attribute, or 1/sqrt(Dqk) when it is absent.
-func attnScale(vs opdef.Values, sp *attnSpec) float64 {
-	if vs.Has(opdef.AttrScale) {
-		return float64(vs.Float(opdef.AttrScale))
+// attnScale is the scale attribute, or 1/sqrt(Dqk) when it is absent
+// (0: the table's range has no 0).
+func attnScale(scale float32, sp *attnSpec) float64 {
+	if scale != 0 {
+		return float64(scale)
 	}
 	return float64(float32(1 / math.Sqrt(float64(sp.Dqk))))
 }
@@ -149,7 +150,7 @@ func windowIDs(grid, win, shift []int) ([]int, int) {
 }
 
 func opWindowAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
-	vs, err := opdef.WindowAttention.Read(c.node)
+	a, err := opdef.ReadWindowAttention(c.node)
 	if err != nil {
 		return nil, err
 	}
@@ -162,13 +163,11 @@ func opWindowAttention(c *opCtx, in []*Tensor) ([]*Tensor, error) {
 		return nil, err
 	}
 	// The table bounds the axes and entries; the grid must hold Q's tokens.
-	grid := toInts(vs.Ints(opdef.AttrSpatialShape))
-	win := toInts(vs.Ints(opdef.AttrWindow))
-	shift := toInts(vs.Ints(opdef.AttrShift))
+	grid, win, shift := toInts(a.SpatialShape), toInts(a.Window), toInts(a.Shift)
 	if numel(grid) != sp.Nq || sp.Nq != sp.Nk {
 		return nil, fmt.Errorf("grid %v has %d tokens; Nq=%d Nk=%d", grid, numel(grid), sp.Nq, sp.Nk)
 	}
-	sp.scale = attnScale(vs, sp)
+	sp.scale = attnScale(a.Scale, sp)
 	ids, nWin := windowIDs(grid, win, shift)
 	members := make([][]int, nWin)
 	for t, id := range ids {

@@ -7,6 +7,7 @@ import (
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/passes/canonical"
 	"github.com/attnopt/attnopt/passes/emit"
+	"github.com/attnopt/attnopt/passes/lower"
 	"github.com/attnopt/attnopt/passes/match"
 	"github.com/attnopt/attnopt/passes/plan"
 )
@@ -104,15 +105,18 @@ func (c *Context) accept(added []*graph.Node, a *Action) error {
 		if !canonical.IsCanonical(n) {
 			continue
 		}
-		o := canonical.Of(n)
-		if err := c.Target.Accept(o); err != nil {
+		o, err := canonical.Of(n)
+		if err != nil {
+			return err
+		}
+		if err := lower.Admit(c.Target, o); err != nil {
 			return err
 		}
 		if why := c.Target.Materialises(o); why != "" && !a.Plan.Approximate() {
 			a.Warning, a.Plan.BytesAfter = why, a.Plan.BytesBefore
 		}
 		// The CUDA kernel choice is stated for exact ops (passes/lower/cuda.go).
-		if a.CUDA == nil && o.Spatial == nil {
+		if a.CUDA == nil && o.Windowed == nil {
 			p := c.Target.OnCUDA(o)
 			a.CUDA = &p
 		}

@@ -23,7 +23,10 @@ func lowerPass(c *Context) error {
 		if !canonical.IsCanonical(n) {
 			continue
 		}
-		o := canonical.Of(n)
+		o, err := canonical.Of(n)
+		if err != nil {
+			return err
+		}
 		a := c.action(o.Site)
 		if a == nil {
 			return fmt.Errorf("%s %s names site %d, which stage 1 did not fuse", match.OpName(n), n.Label(), o.Site)

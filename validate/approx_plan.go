@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/opdef"
 	"github.com/attnopt/attnopt/internal/units"
 	"github.com/attnopt/attnopt/passes"
 )
@@ -51,9 +52,15 @@ func planOf(s *passes.Site, repl *graph.Value, orig, rew *graph.Model) (sitePlan
 	case len(win) > 1:
 		return p, fmt.Errorf("the rewritten site holds %d WindowAttention nodes; a window plan has one", len(win))
 	case len(win) == 1:
+		// Read through the op's table, as the kernels read it: an absent
+		// shift is zeros (docs/ops.md), and a value out of range is refused.
 		w := win[0]
-		p.kind, p.grid = passes.PlanWindow, w.AttrInts("spatial_shape")
-		p.approx = &passes.ApproxOptions{Window: w.AttrInts("window"), Shift: w.AttrInts("shift")}
+		a, err := opdef.ReadWindowAttention(w)
+		if err != nil {
+			return p, fmt.Errorf("node %q (WindowAttention): %w", w.Label(), err)
+		}
+		p.kind, p.grid = passes.PlanWindow, a.SpatialShape
+		p.approx = &passes.ApproxOptions{Window: a.Window, Shift: a.Shift}
 		if err := checkAxes(w, p.grid, p.approx.Window, p.approx.Shift); err != nil {
 			return p, err
 		}

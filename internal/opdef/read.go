@@ -245,3 +245,79 @@ func (in *Input) Takes(t graph.DType) bool {
 	}
 	return false
 }
+
+// Defaults are op's attributes all at their defaults, none set: the start
+// of a typed value's Values (attrs_gen.go).
+func (op *Op) Defaults() Values {
+	vs := Values{op: op, v: make([]Value, len(op.Attrs))}
+	for i := range op.Attrs {
+		a := &op.Attrs[i]
+		vs.v[i] = Value{I: a.Int, F: a.Float}
+	}
+	return vs
+}
+
+// put stores one typed value, set when a rewrite writes it (writes).
+func (vs *Values) put(name string, v Value) {
+	i := vs.op.Index(name)
+	if i < 0 {
+		panic("opdef: " + vs.op.Name + " has no attribute " + name) // generated code out of step with the table
+	}
+	a := &vs.op.Attrs[i]
+	v.Set = a.Always || a.Required || !a.isDefault(v, *vs)
+	vs.v[i] = v
+}
+
+// isDefault reports whether v is the attribute's default (an INTS one's:
+// zeros as long as its Like, the kernels' computed default).
+func (a *Attr) isDefault(v Value, vs Values) bool {
+	switch a.Kind {
+	case graph.AttrInt:
+		return v.I == a.Int
+	case graph.AttrFloat:
+		return v.F == a.Float || (math.IsNaN(float64(v.F)) && math.IsNaN(float64(a.Float)))
+	}
+	if a.Len.Like == "" || len(v.Ints) != len(vs.Ints(a.Len.Like)) {
+		return false
+	}
+	for _, x := range v.Ints {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Write is vs as a rewrite writes it: in the table's order, every
+// attribute that is required, always written or off its default, so the
+// table alone decides what a fused node carries (docs/ops.md's last
+// column).
+func (op *Op) Write(vs Values) []*graph.Attr {
+	if vs.op != op {
+		panic("opdef: " + op.Name + " cannot write another op's values") // a caller's mix-up, never input
+	}
+	var out []*graph.Attr
+	for i := range op.Attrs {
+		a, v := &op.Attrs[i], vs.v[i]
+		if !v.Set {
+			continue
+		}
+		switch a.Kind {
+		case graph.AttrInt:
+			out = append(out, graph.IntAttr(a.Name, v.I))
+		case graph.AttrFloat:
+			out = append(out, graph.FloatAttr(a.Name, v.F))
+		default:
+			out = append(out, graph.IntsAttr(a.Name, append([]int64(nil), v.Ints...)))
+		}
+	}
+	return out
+}
+
+// flagInt is a flag's INT value.
+func flagInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

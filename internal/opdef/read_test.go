@@ -43,8 +43,8 @@ func TestTableIsWellFormed(t *testing.T) {
 			if l := a.Len.Like; l != "" && (!seen[l] || op.Attr(l).Kind != graph.AttrInts) {
 				t.Errorf("%s.%s is as long as %s, which is not an INTS row above it", op.Name, a.Name, l)
 			}
-			if a.Doc == "" || a.Written == "" {
-				t.Errorf("%s.%s has no doc or no Written", op.Name, a.Name)
+			if a.Doc == "" || (a.Written == "") != (a.Always || a.Required) {
+				t.Errorf("%s.%s has no doc, or Written where it is always written or none where it is not", op.Name, a.Name)
 			}
 		}
 		if _, err := op.Read(node(op, op.Base)); err != nil {

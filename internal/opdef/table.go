@@ -93,9 +93,20 @@ type Attr struct {
 	Rule   FloatRule
 	Needs  *Need
 	Len    Len
-	// Doc is the meaning; Written says when a rewrite writes it.
+	// Always: a rewrite writes it even at its default (a Required one
+	// always is). Written says when a rewrite writes any other.
+	Always bool
+	// Doc is the meaning.
 	Doc     string
 	Written string
+}
+
+// WrittenText says when a rewrite writes the attribute, for docs.
+func (a *Attr) WrittenText() string {
+	if a.Always || a.Required {
+		return "always"
+	}
+	return a.Written
 }
 
 // Attr returns the named attribute of op, or nil.

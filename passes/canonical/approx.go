@@ -2,6 +2,7 @@ package canonical
 
 import (
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/opdef"
 	"github.com/attnopt/attnopt/passes/emit"
 	"github.com/attnopt/attnopt/passes/match"
 	"github.com/attnopt/attnopt/passes/plan"
@@ -21,22 +22,28 @@ func (b *build) approx(e *emit.Emitter, p *plan.Plan) (*graph.Value, error) {
 	q, k, v := b.scaledQ(e), b.naturalK(e), b.naturalV(e)
 	q5 := q
 	q, k, v = b.toRank4(e, q), b.toRank4(e, k), b.toRank4(e, v)
+	// The pooled forms are exact ops over fewer tokens: they keep what the
+	// site does to its scores (scale, softcap) and drop positions, which
+	// pooling changes (a rewrite never plans an approximation of a masked
+	// or causal site, passes/plan/plan.go).
+	pooledOp := Flash(s, match.Rows{})
+	pooledOp.Causal, pooledOp.SlidingWindow = false, 0
 	var out *graph.Value
 	switch p.Kind {
 	case plan.Window:
 		if s.Softcap != 0 {
 			return nil, match.Rejectf(match.CodePlan, s.Softmax, "the window plan's attnopt.WindowAttention has no softcap; this site caps its scores at %g (use --pool)", s.Softcap)
 		}
-		out = EmitWindowed(e, s.ID, q, k, v, s.Scale, Spatial{Grid: p.Grid.Dims, Window: p.Window, Shift: p.Shift})
+		out = EmitWindowed(e, s.ID, q, k, v, opdef.WindowAttentionAttrs{Scale: float32(s.Scale), SpatialShape: p.Grid.Dims, Window: p.Window, Shift: p.Shift})
 	case plan.PoolKV:
 		k, v = poolTokens(e, k, p.Grid.Dims, p.Stride), poolTokens(e, v, p.Grid.Dims, p.Stride)
-		out = EmitSDPA(e, s.ID, q, k, v, nil, s.Scale, s.Softcap, false, 0, match.Rows{})
+		out = EmitSDPA(e, s.ID, q, k, v, nil, pooledOp, false)
 	case plan.PoolQKV:
 		if e.Opset < 11 {
 			return nil, match.Rejectf(match.CodeBuild, s.Softmax, "pool qkv needs Resize with sizes (opset 11 or later), the model has opset %d", e.Opset)
 		}
 		small := pooled(p.Grid.Dims, p.Stride)
-		o := EmitSDPA(e, s.ID, poolTokens(e, q, p.Grid.Dims, p.Stride), poolTokens(e, k, p.Grid.Dims, p.Stride), poolTokens(e, v, p.Grid.Dims, p.Stride), nil, s.Scale, s.Softcap, false, 0, match.Rows{})
+		o := EmitSDPA(e, s.ID, poolTokens(e, q, p.Grid.Dims, p.Stride), poolTokens(e, k, p.Grid.Dims, p.Stride), poolTokens(e, v, p.Grid.Dims, p.Stride), nil, pooledOp, false)
 		out = upsampleTokens(e, o, q, small, p.Grid.Dims, p.Upsample)
 	default:
 		return nil, match.Rejectf(match.CodeBuild, s.Softmax, "unknown plan %q", p.Kind)

@@ -52,137 +52,109 @@ const (
 	WindowOp = "WindowSDPA"
 )
 
-// SDPA is one canonical node as a target reads it.
+// SDPA is one canonical node as a target reads it. Its attributes are the
+// table's typed values (internal/opdef/attrs_gen.go): a target reads a
+// field, and an attribute the table gains reaches every target here
+// without a line of this file.
 type SDPA struct {
 	Node          *graph.Node
 	Q, K, V, Mask *graph.Value
-	Scale         float64
-	Softcap       float64 // > 0: c·tanh(s/c) on the scaled scores, before the mask
-	Causal        bool
-	Window        int64 // sliding_window: > 0 with Causal
-	Rows          match.Rows
-	Site          int
-	// Spatial is set for the window plan's op (WindowSDPA).
-	Spatial *Spatial
+	// Attrs are the exact op's attributes, FlashAttention's.
+	Attrs opdef.FlashAttentionAttrs
+	// Guarded: rows that see no key are zeros by the source's guard
+	// (zero_rows, a canonical attribute only).
+	Guarded bool
+	Site    int
+	// Windowed is set for the window plan's op (WindowSDPA).
+	Windowed *opdef.WindowAttentionAttrs
 }
 
-// Spatial is the window plan's geometry: the token grid, the window per
-// axis and its cyclic shift.
-type Spatial struct {
-	Grid, Window, Shift []int64
-}
+// The canonical op's own attributes beside the table's.
+const (
+	attrSite     = "site"
+	attrZeroRows = "zero_rows"
+)
 
 // IsCanonical reports whether n is a canonical op.
 func IsCanonical(n *graph.Node) bool {
 	return n.Domain == Domain && (n.OpType == Op || n.OpType == WindowOp)
 }
 
-// Of reads a canonical node.
-func Of(n *graph.Node) *SDPA {
-	o := &SDPA{
-		Node: n, Q: n.Input(0), K: n.Input(1), V: n.Input(2), Mask: n.Input(3),
-		Scale:   float64(n.AttrFloat(opdef.AttrScale, 1)),
-		Softcap: float64(n.AttrFloat(opdef.AttrSoftcap, 0)),
-		Causal:  n.AttrInt(opdef.AttrCausal, 0) == 1,
-		Window:  n.AttrInt(opdef.AttrSlidingWindow, 0),
-		Rows:    RowsOf(n),
-		Site:    int(n.AttrInt("site", -1)),
-	}
+// Of reads a canonical node through the table's readers, which also check
+// every attribute: a node stage 1 wrote that fails them is a bug, named.
+func Of(n *graph.Node) (*SDPA, error) {
+	o := &SDPA{Node: n, Q: n.Input(0), K: n.Input(1), V: n.Input(2), Mask: n.Input(3),
+		Guarded: n.AttrInt(attrZeroRows, 0) == 1, Site: int(n.AttrInt(attrSite, -1))}
+	var err error
 	if n.OpType == WindowOp {
-		o.Spatial = &Spatial{Grid: n.AttrInts(opdef.AttrSpatialShape), Window: n.AttrInts(opdef.AttrWindow), Shift: n.AttrInts(opdef.AttrShift)}
+		var w opdef.WindowAttentionAttrs
+		w, err = opdef.ReadWindowAttention(n)
+		o.Windowed = &w
+		o.Attrs = opdef.NewFlashAttentionAttrs()
+		o.Attrs.Scale = w.Scale
+	} else {
+		o.Attrs, err = opdef.ReadFlashAttention(n)
 	}
-	return o
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", n.OpType, n.Label(), err)
+	}
+	return o, nil
 }
 
-// EmitSDPA adds a canonical node over operands already in its layout.
-func EmitSDPA(e *emit.Emitter, site int, q, k, v, mask *graph.Value, scale, softcap float64, causal bool, window int64, rows match.Rows) *graph.Value {
+// Flash is the exact op's attributes for site s with the given rows that
+// see no key: the one place a match's values become the table's, so an
+// attribute the table gains is one line here.
+func Flash(s *match.Match, rows match.Rows) opdef.FlashAttentionAttrs {
+	a := opdef.NewFlashAttentionAttrs()
+	a.Scale, a.Softcap, a.Causal = float32(s.Scale), float32(s.Softcap), s.Causal
+	if s.Causal {
+		a.SlidingWindow = s.SlidingWindow
+	}
+	if rows.Literal() {
+		a.EmptyRows = int64(rows.Empty)
+		a.MaskFill, a.CausalFill = float32(rows.MaskFill), float32(rows.CausalFill)
+		a.FillOnce, a.FillRound = rows.Once, rows.Round
+		if rows.MaskFloor < 0 {
+			a.MaskFloor = float32(rows.MaskFloor)
+		}
+	}
+	return a
+}
+
+// EmitSDPA adds a canonical node over operands already in its layout: the
+// table's attributes as it writes them, then the canonical ones.
+func EmitSDPA(e *emit.Emitter, site int, q, k, v, mask *graph.Value, a opdef.FlashAttentionAttrs, guarded bool) *graph.Value {
 	ins := []*graph.Value{q, k, v}
 	if mask != nil {
 		ins = append(ins, mask)
 	}
-	attrs := []*graph.Attr{graph.FloatAttr(opdef.AttrScale, float32(scale)), graph.IntAttr(opdef.AttrCausal, boolInt(causal))}
-	attrs = append(attrs, SoftcapAttrs(softcap)...)
-	if window > 0 {
-		attrs = append(attrs, graph.IntAttr(opdef.AttrSlidingWindow, window))
+	attrs := a.Attrs()
+	if guarded {
+		attrs = append(attrs, graph.IntAttr(attrZeroRows, 1))
 	}
-	attrs = append(attrs, rowsAttrs(rows)...)
-	if rows.Guarded {
-		attrs = append(attrs, graph.IntAttr("zero_rows", 1))
-	}
-	attrs = append(attrs, graph.IntAttr("site", int64(site)))
+	attrs = append(attrs, graph.IntAttr(attrSite, int64(site)))
 	return e.Op(Op, Domain, ins, attrs...)
 }
 
 // EmitWindowed adds the window plan's canonical node.
-func EmitWindowed(e *emit.Emitter, site int, q, k, v *graph.Value, scale float64, sp Spatial) *graph.Value {
-	return e.Op(WindowOp, Domain, []*graph.Value{q, k, v},
-		graph.IntsAttr(opdef.AttrSpatialShape, sp.Grid), graph.IntsAttr(opdef.AttrWindow, sp.Window),
-		graph.IntsAttr(opdef.AttrShift, sp.Shift), graph.FloatAttr(opdef.AttrScale, float32(scale)), graph.IntAttr("site", int64(site)))
+func EmitWindowed(e *emit.Emitter, site int, q, k, v *graph.Value, a opdef.WindowAttentionAttrs) *graph.Value {
+	return e.Op(WindowOp, Domain, []*graph.Value{q, k, v}, append(a.Attrs(), graph.IntAttr(attrSite, int64(site)))...)
 }
 
-// SoftcapAttrs is the softcap attribute as the canonical op and
-// FlashAttention spell it: absent when 0.
-func SoftcapAttrs(c float64) []*graph.Attr {
-	if c == 0 {
-		return nil
+// Rows are the op's rows that see no key as the matcher states them
+// (passes/match/rows.go), read back from the table's values.
+func (o *SDPA) Rows() match.Rows {
+	a := o.Attrs
+	r := match.Rows{Empty: match.EmptyRows(a.EmptyRows), MaskFill: float64(a.MaskFill), CausalFill: float64(a.CausalFill),
+		Once: a.FillOnce, Round: a.FillRound, Guarded: o.Guarded}
+	if f := float64(a.MaskFloor); !math.IsInf(f, -1) && f < 0 {
+		r.MaskFloor = f
 	}
-	return []*graph.Attr{graph.FloatAttr(opdef.AttrSoftcap, float32(c))}
+	return r
 }
 
-// boolInt is 1 for true.
-func boolInt(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
-// rowsAttrs are the non-default row attributes, as the canonical op and
-// FlashAttention spell them.
-func rowsAttrs(r match.Rows) []*graph.Attr {
-	if !r.Literal() {
-		return nil
-	}
-	as := []*graph.Attr{graph.IntAttr(opdef.AttrEmptyRows, int64(r.Empty))}
-	if !math.IsInf(r.MaskFill, -1) {
-		as = append(as, graph.FloatAttr(opdef.AttrMaskFill, float32(r.MaskFill)))
-	}
-	if !math.IsInf(r.CausalFill, -1) {
-		as = append(as, graph.FloatAttr(opdef.AttrCausalFill, float32(r.CausalFill)))
-	}
-	if r.Once {
-		as = append(as, graph.IntAttr(opdef.AttrFillOnce, 1))
-	}
-	if r.Round {
-		as = append(as, graph.IntAttr(opdef.AttrFillRound, 1))
-	}
-	if r.MaskFloor < 0 {
-		as = append(as, graph.FloatAttr(opdef.AttrMaskFloor, float32(r.MaskFloor)))
-	}
-	return as
-}
-
-// floorOf is mask_floor as Rows.MaskFloor states it: 0 for none (−inf).
-func floorOf(f float32) float64 {
-	if math.IsInf(float64(f), -1) || f >= 0 {
-		return 0
-	}
-	return float64(f)
-}
-
-// RowsOf reads the row attributes of a canonical op or FlashAttention.
-func RowsOf(n *graph.Node) match.Rows {
-	neg := float32(math.Inf(-1))
-	return match.Rows{
-		Empty:      match.EmptyRows(n.AttrInt(opdef.AttrEmptyRows, 0)),
-		MaskFill:   float64(n.AttrFloat(opdef.AttrMaskFill, neg)),
-		CausalFill: float64(n.AttrFloat(opdef.AttrCausalFill, neg)),
-		Once:       n.AttrInt(opdef.AttrFillOnce, 0) == 1,
-		Round:      n.AttrInt(opdef.AttrFillRound, 0) == 1,
-		MaskFloor:  floorOf(n.AttrFloat(opdef.AttrMaskFloor, neg)),
-		Guarded:    n.AttrInt("zero_rows", 0) == 1,
-	}
-}
+// Scale is the scale as float64, for the lowerings' arithmetic.
+func (o *SDPA) Scale() float64 { return float64(o.Attrs.Scale) }
 
 // Rank is 4 with heads, 3 with heads folded into the batch.
 func (o *SDPA) Rank() int { return o.Q.Type.Rank() }
@@ -225,7 +197,7 @@ func (o *SDPA) Lengths(e *emit.Emitter) (nq, nk *graph.Value) {
 
 // CausalAligned reports whether a causal op has provably equal query and
 // key lengths, where top-left and bottom-right causal alignment agree.
-func (o *SDPA) CausalAligned() bool { return !o.Causal || o.QLen().Equal(o.KVLen()) }
+func (o *SDPA) CausalAligned() bool { return !o.Attrs.Causal || o.QLen().Equal(o.KVLen()) }
 
 // KVGroup is how many query heads share one key/value head (static sizes).
 func (o *SDPA) KVGroup() (int64, error) {

@@ -1,7 +1,6 @@
 package canonical
 
 import (
-	"math"
 	"reflect"
 	"testing"
 )
@@ -24,18 +23,6 @@ func TestShapeSlice(t *testing.T) {
 		got := shapeSlice(dims, tc.start, tc.end)
 		if len(got) != len(tc.want) || len(got) > 0 && !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("shapeSlice(%d, %d) = %v, want %v", tc.start, tc.end, got, tc.want)
-		}
-	}
-}
-
-// TestFloorOf: mask_floor as Rows states it, 0 for none.
-func TestFloorOf(t *testing.T) {
-	for _, tc := range []struct {
-		in   float32
-		want float64
-	}{{float32(math.Inf(-1)), 0}, {-5e5, -5e5}, {0, 0}, {-1, -1}} {
-		if got := floorOf(tc.in); got != tc.want {
-			t.Errorf("floorOf(%g) = %g, want %g", tc.in, got, tc.want)
 		}
 	}
 }

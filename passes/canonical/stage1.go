@@ -85,7 +85,7 @@ func (b *build) exact(e *emit.Emitter, zeroEmpty bool) (*graph.Value, error) {
 	if zeroEmpty {
 		rows = match.Rows{}
 	}
-	out := EmitSDPA(e, s.ID, q, k, v, mask, s.Scale, s.Softcap, s.Causal, s.SlidingWindow, rows)
+	out := EmitSDPA(e, s.ID, q, k, v, mask, Flash(s, rows), rows.Guarded)
 	return b.restoreOutput(e, b.fromRank4(e, out, q5)), nil
 }
 

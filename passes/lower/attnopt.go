@@ -30,6 +30,15 @@ func (attnoptTarget) OnCUDA(o *canonical.SDPA) CUDAPath {
 }
 func (attnoptTarget) Owns(n *graph.Node) bool { return n.Domain == "attnopt" }
 
+// Lowers: every row of the table, written as the table's values.
+func (attnoptTarget) Lowers() []string {
+	var names []string
+	for _, a := range opdef.FlashAttention.Attrs {
+		names = append(names, a.Name)
+	}
+	return names
+}
+
 // Accept refuses what the kernels would refuse at run time (internal/opdef,
 // docs/ops.md): Q's type, a static head size outside the kernels' limit
 // (CodeLimit), and a mask of a type or rank FlashAttention does not take.
@@ -58,31 +67,16 @@ func (attnoptTarget) Accept(o *canonical.SDPA) error {
 
 // Lower: FlashAttention is the canonical op's semantics, operand for
 // operand, its rows with no visible key included (rows.go), and
-// WindowAttention the window plan's.
+// WindowAttention the window plan's. Both are written from the table's
+// typed values (internal/opdef/attrs_gen.go), so an attribute the table
+// gains needs no change here.
 func (attnoptTarget) Lower(e *emit.Emitter, o *canonical.SDPA) (*graph.Value, error) {
-	op := opdef.FlashAttention
 	ins := []*graph.Value{o.Q, o.K, o.V}
-	switch {
-	case o.Spatial != nil:
-		op = opdef.WindowAttention
-	case o.Mask != nil:
+	if o.Windowed != nil {
+		return e.Op(opdef.WindowAttention.Name, opdef.Domain, ins, o.Windowed.Attrs()...), nil
+	}
+	if o.Mask != nil {
 		ins = append(ins, o.Mask)
 	}
-	return e.Op(op.Name, opdef.Domain, ins, tableAttrs(o.Node, op)...), nil
-}
-
-// tableAttrs are the canonical node's attributes that op's table row names,
-// in the node's order: the canonical ops write FlashAttention's and
-// WindowAttention's attributes under the table's names with its values
-// (passes/canonical/op.go), so the lowering copies them and an attribute
-// the table gains needs no change here.
-func tableAttrs(n *graph.Node, op *opdef.Op) []*graph.Attr {
-	var out []*graph.Attr
-	for _, a := range n.Attrs {
-		if op.Attr(a.Name) != nil {
-			c := *a
-			out = append(out, &c)
-		}
-	}
-	return out
+	return e.Op(opdef.FlashAttention.Name, opdef.Domain, ins, o.Attrs.Attrs()...), nil
 }

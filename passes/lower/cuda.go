@@ -68,7 +68,7 @@ type CUDACase struct {
 // cudaCaseOf reads a canonical op.
 func cudaCaseOf(o *canonical.SDPA) CUDACase {
 	return CUDACase{DType: o.DType(), Dqk: o.HeadDim(), Dv: o.VHeadDim(), Nq: o.QLen(), Nk: o.KVLen(),
-		Masked: o.Mask != nil || o.Window > 0, GQA: !o.Heads().Equal(o.KVHeads())}
+		Masked: o.Mask != nil || o.Attrs.SlidingWindow > 0, GQA: !o.Heads().Equal(o.KVHeads())}
 }
 
 // CUDACaseOfSite reads a matched site, before any rewrite.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/opdef"
 	"github.com/attnopt/attnopt/passes/canonical"
 	"github.com/attnopt/attnopt/passes/emit"
 	"github.com/attnopt/attnopt/passes/match"
@@ -37,14 +38,21 @@ func (gqaTarget) Owns(n *graph.Node) bool {
 	return n.Domain == "com.microsoft" && n.OpType == "GroupQueryAttention"
 }
 
+// Lowers: scale, causal and softcap. Accept refuses a window and a mask; a
+// causal prompt's rows all see a key, so row attributes are never set
+// here, and one that were would be refused rather than dropped.
+func (gqaTarget) Lowers() []string {
+	return []string{opdef.AttrScale, opdef.AttrCausal, opdef.AttrSoftcap}
+}
+
 func (gqaTarget) Accept(o *canonical.SDPA) error {
 	if err := refuseWindowed(gqaTarget{}, o); err != nil {
 		return err
 	}
 	switch {
-	case o.Window > 0:
-		return match.Rejectf(match.CodeTarget, o.Node, "%s", fmt.Sprintf("a sliding window of %d keys: GroupQueryAttention's local_window_size is not lowered (use --target attnopt)", o.Window))
-	case !o.Causal || o.Mask != nil:
+	case o.Attrs.SlidingWindow > 0:
+		return match.Rejectf(match.CodeTarget, o.Node, "%s", fmt.Sprintf("a sliding window of %d keys: GroupQueryAttention's local_window_size is not lowered (use --target attnopt)", o.Attrs.SlidingWindow))
+	case !o.Attrs.Causal || o.Mask != nil:
 		return match.Rejectf(match.CodeTarget, o.Node, "%s", "GroupQueryAttention is causal-only and takes no mask; this site is not a plain causal one (use --target attnopt)")
 	case !o.QLen().Equal(o.KVLen()):
 		return match.Rejectf(match.CodeTarget, o.Node, "%s", fmt.Sprintf("q_len %s and kv_len %s: only the no-cache prompt form is lowered (use --target attnopt)", o.QLen(), o.KVLen()))
@@ -83,8 +91,8 @@ func (gqaTarget) Lower(e *emit.Emitter, o *canonical.SDPA) (*graph.Value, error)
 	pv := e.G.NewValue(e.Prefix+"/present_value", graph.Type{})
 	node := e.G.AddNode("GroupQueryAttention", "com.microsoft", e.Prefix+"/GroupQueryAttention",
 		[]*graph.Value{q3, k3, v3, nil, nil, seqlens, total}, []*graph.Value{out, pk, pv},
-		append([]*graph.Attr{graph.IntAttr("num_heads", hq), graph.IntAttr("kv_num_heads", hkv), graph.FloatAttr("scale", float32(o.Scale))},
-			canonical.SoftcapAttrs(o.Softcap)...)...)
+		append([]*graph.Attr{graph.IntAttr("num_heads", hq), graph.IntAttr("kv_num_heads", hkv), graph.FloatAttr("scale", o.Attrs.Scale)},
+			softcapAttrs(o)...)...)
 	graph.InferNode(e.G, node)
 	return e.Transpose(e.Reshape(out, 0, 0, hq, -1), 0, 2, 1, 3), nil
 }

@@ -23,14 +23,14 @@ func guardRows(e *emit.Emitter, o *canonical.SDPA, out *graph.Value, value float
 	if keep.Type.DType != graph.Bool {
 		keep = e.Op("Not", "", []*graph.Value{e.Op("Equal", "", []*graph.Value{keep, e.Scalar(keep.Type.DType, emit.NegInf)})})
 	}
-	if o.Window > 0 {
+	if o.Attrs.SlidingWindow > 0 {
 		// A window empties the rows whose last W keys are all masked: the
 		// (Nq, Nk) band plane is needed (what the lowering's bias holds too).
 		keep = e.Op("And", "", []*graph.Value{keep, bandPlane(e, o, true)})
 	}
 	keepF := e.Op("Cast", "", []*graph.Value{keep}, graph.IntAttr("to", int64(graph.Float32)))
 	empty := e.Op("Equal", "", []*graph.Value{e.ReduceMaxLast(keepF), e.Scalar(graph.Float32, 0)})
-	if o.Causal && o.Window == 0 {
+	if o.Attrs.Causal && o.Attrs.SlidingWindow == 0 {
 		empty = causalEmptyRows(e, o, keepF, empty)
 	}
 	// empty is (…, Nq, 1) at the mask's rank; a rank-3 op's mask carries a

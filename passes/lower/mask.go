@@ -24,7 +24,7 @@ func biasOf(e *emit.Emitter, mask *graph.Value, dt graph.DType) *graph.Value {
 // keep-mask when bias is false and mask is bool or absent, else additive in
 // dt. It returns mask unchanged without a window.
 func withBand(e *emit.Emitter, o *canonical.SDPA, mask *graph.Value, dt graph.DType, bias bool) *graph.Value {
-	if o.Window <= 0 {
+	if o.Attrs.SlidingWindow <= 0 {
 		return mask
 	}
 	keep := bandPlane(e, o, false)

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/opdef"
 	"github.com/attnopt/attnopt/passes/canonical"
 	"github.com/attnopt/attnopt/passes/emit"
 	"github.com/attnopt/attnopt/passes/match"
@@ -23,6 +24,11 @@ func (onnxTarget) Summary() string         { return "the standard op; models of 
 func (onnxTarget) WindowOp() string        { return "" }
 func (onnxTarget) Import() graph.Opset     { return graph.Opset{Domain: "", Version: 23} }
 func (onnxTarget) Owns(n *graph.Node) bool { return n.Is("Attention") }
+
+// Lowers: scale, is_causal (or a band plane), softcap and the rows.
+func (onnxTarget) Lowers() []string {
+	return append([]string{opdef.AttrScale, opdef.AttrCausal, opdef.AttrSlidingWindow, opdef.AttrSoftcap}, rowAttrs...)
+}
 
 // Materialises: ONNX Runtime 1.24's CPU kernel for Attention always
 // materialises the scores.
@@ -48,11 +54,11 @@ func (onnxTarget) Accept(o *canonical.SDPA) error {
 		// the site's mask is bottom-right.
 		return match.Rejectf(match.CodeTarget, o.Node, "%s", fmt.Sprintf("causal with q_len %s and kv_len %s: ONNX Attention aligns is_causal top-left without a KV cache (use --target attnopt)", o.QLen(), o.KVLen()))
 	}
-	if o.Softcap > 0 && (o.Mask != nil || o.Causal) {
+	if o.Attrs.Softcap > 0 && (o.Mask != nil || o.Attrs.Causal) {
 		// The spec caps before the mask, as the site does; ONNX Runtime
 		// 1.24's CPU kernel caps after it, so a dropped key scores −softcap
 		// and is attended (measured: passes/softcap_test.go).
-		return match.Rejectf(match.CodeTarget, o.Node, "softcap %g with a mask or causal: ONNX Runtime 1.24's Attention applies softcap after the mask, so masked keys would be attended (use --target attnopt)", o.Softcap)
+		return match.Rejectf(match.CodeTarget, o.Node, "softcap %g with a mask or causal: ONNX Runtime 1.24's Attention applies softcap after the mask, so masked keys would be attended (use --target attnopt)", o.Attrs.Softcap)
 	}
 	switch o.DType() {
 	case graph.Float32, graph.Float16, graph.BFloat16, graph.Float64:
@@ -71,7 +77,7 @@ func (onnxTarget) Lower(e *emit.Emitter, o *canonical.SDPA) (*graph.Value, error
 	}
 	ins := []*graph.Value{q, k, v}
 	if mask := rowsBias(e, o, o.DType(), true); mask != nil {
-		if o.Rows.FiniteFills() {
+		if o.Rows().FiniteFills() {
 			mask = clampLowest(e, mask, o.DType())
 		}
 		if mask.Type.DType != graph.Bool && mask.Type.DType != o.DType() {
@@ -79,9 +85,9 @@ func (onnxTarget) Lower(e *emit.Emitter, o *canonical.SDPA) (*graph.Value, error
 		}
 		ins = append(ins, fullQueryAxis(e, mask, q))
 	}
-	attrs := []*graph.Attr{graph.FloatAttr("scale", float32(o.Scale))}
-	attrs = append(attrs, canonical.SoftcapAttrs(o.Softcap)...)
-	if o.Causal && !causalAsBias(o) {
+	attrs := []*graph.Attr{graph.FloatAttr("scale", o.Attrs.Scale)}
+	attrs = append(attrs, softcapAttrs(o)...)
+	if o.Attrs.Causal && !causalAsBias(o) {
 		attrs = append(attrs, graph.IntAttr("is_causal", 1))
 	}
 	out := e.Op("Attention", "", ins, attrs...)
@@ -92,11 +98,11 @@ func (onnxTarget) Lower(e *emit.Emitter, o *canonical.SDPA) (*graph.Value, error
 	// (1.24, bool masks) for a row that sees no key: the guard states the
 	// source's value, NaN without a source guard, zeros with one.
 	switch {
-	case !o.Rows.Literal() && o.Rows.Guarded:
+	case !o.Rows().Literal() && o.Rows().Guarded:
 		return guardRows(e, o, out, 0), nil
-	case !o.Rows.Literal():
+	case !o.Rows().Literal():
 		return out, nil
-	case !o.Rows.Finite():
+	case !o.Rows().Finite():
 		return guardRows(e, o, out, math.NaN()), nil
 	}
 	return out, nil

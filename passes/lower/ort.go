@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/opdef"
 	"github.com/attnopt/attnopt/passes/canonical"
 	"github.com/attnopt/attnopt/passes/emit"
 	"github.com/attnopt/attnopt/passes/match"
@@ -28,6 +29,12 @@ func (ortTarget) Owns(n *graph.Node) bool {
 	return n.Domain == "com.microsoft" && n.OpType == "MultiHeadAttention"
 }
 
+// Lowers: scale, unidirectional (or a band plane) and the rows; softcap is
+// refused by Accept.
+func (ortTarget) Lowers() []string {
+	return append([]string{opdef.AttrScale, opdef.AttrCausal, opdef.AttrSlidingWindow}, rowAttrs...)
+}
+
 // Materialises: ONNX Runtime's CPU MultiHeadAttention takes its
 // memory-efficient path only without attention_bias, key padding mask or
 // unidirectional. Measured (peak RSS of the one node, S 4096, 8 heads of
@@ -35,9 +42,9 @@ func (ortTarget) Owns(n *graph.Node) bool {
 // unidirectional, which is 512 MiB of scores held twice.
 func (ortTarget) Materialises(o *canonical.SDPA) string {
 	switch {
-	case o.Mask != nil || o.Window > 0:
+	case o.Mask != nil || o.Attrs.SlidingWindow > 0:
 		return "ONNX Runtime's CPU MultiHeadAttention materialises the scores when it has an attention_bias (this site is masked); --target attnopt (attnopt.FlashAttention) does not"
-	case o.Causal:
+	case o.Attrs.Causal:
 		return "ONNX Runtime's CPU MultiHeadAttention materialises the scores of a causal (unidirectional) site; --target attnopt (attnopt.FlashAttention) does not"
 	}
 	return ""
@@ -52,8 +59,8 @@ func (ortTarget) Accept(o *canonical.SDPA) error {
 	if !o.CausalAligned() {
 		return match.Rejectf(match.CodeTarget, o.Node, "%s", fmt.Sprintf("causal with q_len %s and kv_len %s: MultiHeadAttention's unidirectional alignment is not verified for unequal lengths (use --target attnopt)", o.QLen(), o.KVLen()))
 	}
-	if o.Softcap > 0 {
-		return match.Rejectf(match.CodeTarget, o.Node, "softcap %g: MultiHeadAttention has no softcap attribute (use --target attnopt or --target gqa)", o.Softcap)
+	if o.Attrs.Softcap > 0 {
+		return match.Rejectf(match.CodeTarget, o.Node, "softcap %g: MultiHeadAttention has no softcap attribute (use --target attnopt or --target gqa)", o.Attrs.Softcap)
 	}
 	if o.DType() != graph.Float32 && o.DType() != graph.Float16 {
 		return match.Rejectf(match.CodeTarget, o.Q, "%s", "MultiHeadAttention takes float32 or float16, not "+o.DType().String())
@@ -97,8 +104,8 @@ func (ortTarget) Lower(e *emit.Emitter, o *canonical.SDPA) (*graph.Value, error)
 		}
 		ins = append(ins, nil, nil, fullQueryKeyAxes(e, bias, q, k))
 	}
-	attrs := []*graph.Attr{graph.IntAttr("num_heads", heads), graph.FloatAttr("scale", float32(o.Scale))}
-	if o.Causal && !causalAsBias(o) {
+	attrs := []*graph.Attr{graph.IntAttr("num_heads", heads), graph.FloatAttr("scale", o.Attrs.Scale)}
+	if o.Attrs.Causal && !causalAsBias(o) {
 		attrs = append(attrs, graph.IntAttr("unidirectional", 1))
 	}
 	out := e.Op("MultiHeadAttention", "com.microsoft", ins, attrs...)
@@ -108,7 +115,7 @@ func (ortTarget) Lower(e *emit.Emitter, o *canonical.SDPA) (*graph.Value, error)
 	// MultiHeadAttention gives NaN for a row whose bias is all −inf, as the
 	// source does without a guard; literal rows with finite fills it computes
 	// itself.
-	if o.Rows.Literal() || !o.Rows.Guarded {
+	if o.Rows().Literal() || !o.Rows().Guarded {
 		return out, nil
 	}
 	return guardRows(e, o, out, 0), nil

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/opdef"
 	"github.com/attnopt/attnopt/passes/canonical"
 	"github.com/attnopt/attnopt/passes/emit"
 )
@@ -16,10 +17,17 @@ import (
 // bias plane with it (combined once or summed, as the source combined it)
 // instead of the op's causal flag, which drops with −inf.
 
+// rowAttrs are the row attributes rowsBias and guard.go lower for the
+// stock ops: the fills become bias values, the guard a Where, and
+// mask_floor needs nothing (a stock op adds the mask's own values, so a
+// row at a finite fill is already computed as the source rounds it).
+var rowAttrs = []string{opdef.AttrEmptyRows, opdef.AttrMaskFill, opdef.AttrCausalFill, opdef.AttrFillOnce, opdef.AttrFillRound, opdef.AttrMaskFloor}
+
 // causalAsBias reports whether the lowering must spell causal (and the
 // window) as a bias plane carrying the causal fill.
 func causalAsBias(o *canonical.SDPA) bool {
-	return o.Causal && o.Rows.Literal() && !math.IsInf(o.Rows.CausalFill, -1)
+	r := o.Rows()
+	return o.Attrs.Causal && r.Literal() && !math.IsInf(r.CausalFill, -1)
 }
 
 // rowsBias is the canonical op's mask as one additive bias in dt with the
@@ -29,8 +37,8 @@ func causalAsBias(o *canonical.SDPA) bool {
 func rowsBias(e *emit.Emitter, o *canonical.SDPA, dt graph.DType, asBool bool) *graph.Value {
 	mask := o.Mask
 	fill := emit.NegInf
-	if o.Rows.Literal() {
-		fill = o.Rows.MaskFill
+	if o.Rows().Literal() {
+		fill = o.Rows().MaskFill
 	}
 	if !causalAsBias(o) {
 		if mask != nil && mask.Type.DType == graph.Bool && !math.IsInf(fill, -1) {
@@ -47,11 +55,11 @@ func rowsBias(e *emit.Emitter, o *canonical.SDPA, dt graph.DType, asBool bool) *
 		}
 	}
 	keep := bandPlane(e, o, true)
-	fc := e.Scalar(dt, o.Rows.CausalFill)
+	fc := e.Scalar(dt, o.Rows().CausalFill)
 	switch {
 	case m == nil:
 		return e.Op("Where", "", []*graph.Value{keep, e.Scalar(dt, 0), fc})
-	case o.Rows.Once:
+	case o.Rows().Once:
 		return e.Op("Where", "", []*graph.Value{keep, m, e.Op("Min", "", []*graph.Value{m, fc})})
 	}
 	return e.Op("Add", "", []*graph.Value{m, e.Op("Where", "", []*graph.Value{keep, e.Scalar(dt, 0), fc})})
@@ -70,8 +78,8 @@ func bandPlane(e *emit.Emitter, o *canonical.SDPA, causal bool) *graph.Value {
 	if causal {
 		keep = e.Op("LessOrEqual", "", []*graph.Value{cols, last})
 	}
-	if o.Window > 0 {
-		first := e.Op("Sub", "", []*graph.Value{last, e.I64Scalar(o.Window)})
+	if o.Attrs.SlidingWindow > 0 {
+		first := e.Op("Sub", "", []*graph.Value{last, e.I64Scalar(o.Attrs.SlidingWindow)})
 		in := e.Op("Greater", "", []*graph.Value{cols, first})
 		if keep == nil {
 			return in

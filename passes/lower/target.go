@@ -7,10 +7,12 @@ package lower
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/internal/opdef"
 	"github.com/attnopt/attnopt/passes/canonical"
 	"github.com/attnopt/attnopt/passes/emit"
 	"github.com/attnopt/attnopt/passes/match"
@@ -50,6 +52,28 @@ type Target interface {
 	OnCUDA(o *canonical.SDPA) CUDAPath
 	// Owns says whether a node is one of the fused ops this target writes.
 	Owns(n *graph.Node) bool
+	// Lowers names the FlashAttention attributes (internal/opdef/ops.go)
+	// whose values Lower carries into its op; Admit refuses a canonical op
+	// that sets any other, so an attribute the table gains is refused by
+	// every target that has not been taught it, never dropped.
+	Lowers() []string
+}
+
+// Admit is t.Accept, then the attribute check Lowers states (after, so a
+// target's own reason for an attribute it refuses comes first).
+func Admit(t Target, o *canonical.SDPA) error {
+	if err := t.Accept(o); err != nil {
+		return err
+	}
+	if o.Windowed == nil {
+		vs := o.Attrs.Values()
+		for _, a := range opdef.FlashAttention.Attrs {
+			if vs.Has(a.Name) && !slices.Contains(t.Lowers(), a.Name) {
+				return match.Rejectf(match.CodeTarget, o.Node, "the site needs %s (docs/ops.md), which %s has no lowering for (use --target attnopt)", a.Name, t.Op())
+			}
+		}
+	}
+	return nil
 }
 
 var targets = map[string]Target{}
@@ -108,8 +132,17 @@ func staticDim(d graph.Dim, what string) (int64, error) {
 // refuseWindowed is the reason a target without a window op gives for the
 // window plan's canonical op; nil for any other op.
 func refuseWindowed(t Target, o *canonical.SDPA) error {
-	if o.Spatial == nil || t.WindowOp() != "" {
+	if o.Windowed == nil || t.WindowOp() != "" {
 		return nil
 	}
 	return match.Rejectf(match.CodePlan, o.Node, "the window plan computes attnopt.WindowAttention, which only attnopt's kernels run and %s has no lowering for (use --target attnopt, or --pool)", t.Op())
+}
+
+// softcapAttrs is the canonical softcap as ONNX's Attention and ORT's
+// GroupQueryAttention spell theirs: a float "softcap", absent when 0.
+func softcapAttrs(o *canonical.SDPA) []*graph.Attr {
+	if o.Attrs.Softcap == 0 {
+		return nil
+	}
+	return []*graph.Attr{graph.FloatAttr("softcap", o.Attrs.Softcap)}
 }

@@ -1,5 +1,6 @@
 // Command gen writes the files generated from internal/opdef's table:
-// the C ABI's limits, the ONNX Runtime library's attribute table and
+// the typed attribute values of Go (attrs_gen.go), the C ABI's limits,
+// the ONNX Runtime library's attribute table and
 // conformance cases, the ctypes constants, docs/ops.md and the generated
 // regions of kernels/README.md and docs/cli.md. Run it with
 // `go generate ./internal/opdef`; its test fails when a file is stale.
@@ -84,6 +85,7 @@ func render(root string) (map[string][]byte, error) {
 		"kernels/tests/op_cases.inc":               renderCasesInc(),
 		"kernels/bench/attnopt_ops.py":             renderPy(),
 		"docs/ops.md":                              renderOpsMd(),
+		"internal/opdef/attrs_gen.go":              renderAttrsGo(),
 	}
 	regions := map[string]map[string]string{
 		"kernels/README.md": {"attrs": attrsText("../docs/ops.md")},

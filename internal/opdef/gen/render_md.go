@@ -87,7 +87,7 @@ func renderOpsMd() []byte {
 		b.WriteString("| attribute | type | default | range | meaning | a rewrite writes it |\n|---|---|---|---|---|---|\n")
 		for i := range op.Attrs {
 			a := &op.Attrs[i]
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", a.Name, a.Kind, defaultText(a), rangeText(a), meaning(a), a.Written)
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", a.Name, a.Kind, defaultText(a), rangeText(a), meaning(a), a.WrittenText())
 		}
 		fmt.Fprintf(&b, "\nCode: %s.\n\n", "`"+strings.Join(op.Code, "`, `")+"`")
 	}
@@ -135,7 +135,7 @@ func writtenText() string {
 	var as []string
 	for i := range opdef.FlashAttention.Attrs {
 		a := &opdef.FlashAttention.Attrs[i]
-		as = append(as, fmt.Sprintf("`%s` (%s)", a.Name, a.Written))
+		as = append(as, fmt.Sprintf("`%s` (%s)", a.Name, a.WrittenText()))
 	}
 	return fmt.Sprintf("It writes %s ([ops.md](ops.md) has their ranges and meaning). A site whose head size is outside "+
 		"%d..%d, the kernels' limit, is left as it was, with that reason.", strings.Join(as, ", "), opdef.HeadDimMin, opdef.HeadDimMax)
