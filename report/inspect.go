@@ -247,7 +247,8 @@ func NewInspect(path string, m *graph.Model, res *passes.Result) *Inspect {
 	for _, n := range res.Nested {
 		ni := NestedInfo{Path: n.Path, Op: n.Op, Node: n.Node, Reason: n.Reason}
 		if n.Site != nil {
-			ni.Site = &n.Site.ID
+			id := n.Site.ID // a copy: the report holds no pointer into the site
+			ni.Site = &id
 		}
 		r.Nested = append(r.Nested, ni)
 	}

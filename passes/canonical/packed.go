@@ -41,27 +41,24 @@ func (b *build) prelude(e *emit.Emitter) {
 	if p == nil {
 		return
 	}
-	s := &b.s
 	qkv := e.Op("MatMul", "", []*graph.Value{p.X, p.W})
 	if p.Bias != nil {
 		qkv = e.Op("Add", "", []*graph.Value{qkv, p.Bias})
 	}
 	sz := p.Sizes
-	s.Q = sliceLast(e, qkv, 0, sz[0])
-	s.K = sliceLast(e, qkv, sz[0], sz[0]+sz[1])
-	s.V = sliceLast(e, qkv, sz[0]+sz[1], sz[0]+sz[1]+sz[2])
+	o := match.Operands{
+		Q: sliceLast(e, qkv, 0, sz[0]),
+		K: sliceLast(e, qkv, sz[0], sz[0]+sz[1]),
+		V: sliceLast(e, qkv, sz[0]+sz[1], sz[0]+sz[1]+sz[2]),
+	}
 	if p.Past != nil {
-		s.PastK = e.Op("Gather", "", []*graph.Value{p.Past, e.I64Scalar(0)})
-		s.PastV = e.Op("Gather", "", []*graph.Value{p.Past, e.I64Scalar(1)})
+		o.PastK = e.Op("Gather", "", []*graph.Value{p.Past, e.I64Scalar(0)})
+		o.PastV = e.Op("Gather", "", []*graph.Value{p.Past, e.I64Scalar(1)})
 	}
 	if p.MaskIndex != nil {
-		// A new slice: the Match's terms keep their placeholder.
-		masks := append([]match.MaskTerm(nil), s.Masks...)
-		last := &masks[len(masks)-1]
-		last.Value = keepEmptyRows(e, keepConds[p.MaskForm](e, p.MaskIndex, p.X, p.Past))
-		last.Placeholder = false
-		s.Masks = masks
+		o.Keep = keepEmptyRows(e, keepConds[p.MaskForm](e, p.MaskIndex, p.X, p.Past))
 	}
+	b.s = b.s.Materialised(o)
 }
 
 // keyPositions is Range(0, T) over the keys attended: the S of x

@@ -37,6 +37,29 @@ type PackedQKV struct {
 	MaskForm   MaskIndexForm
 }
 
+// Operands are the values stage 1 emits for a packed site's placeholders:
+// the projection's Q, K, V, the cache's halves (nil without one) and
+// mask_index's keep condition (nil without one).
+type Operands struct {
+	Q, K, V, PastK, PastV, Keep *graph.Value
+}
+
+// Materialised is a copy of the site with its placeholders bound to the
+// emitted operands; the Match itself stays as Find returned it (its mask
+// terms keep their placeholder, the copy gets a new slice).
+func (s Match) Materialised(o Operands) Match {
+	s.Q, s.K, s.V = o.Q, o.K, o.V
+	if o.PastK != nil {
+		s.PastK, s.PastV = o.PastK, o.PastV
+	}
+	if o.Keep != nil {
+		s.Masks = append([]MaskTerm(nil), s.Masks...)
+		last := &s.Masks[len(s.Masks)-1]
+		last.Value, last.Placeholder = o.Keep, false
+	}
+	return s
+}
+
 // maskIndexRule recognises one form from mask_index's shape; stage 1 emits
 // its keep condition, bool and broadcasting against (B, H, S, T), with the
 // shape keepShape says.

@@ -22,8 +22,11 @@ const (
 )
 
 // Match is one attention site softmax(Q·Kᵀ·scale + mask)·V: the bindings
-// the rule set found, typed. It is immutable once Find returns it; stage 1
-// reads it and keeps its own state (passes/canonical/stage1.go).
+// the rule set found, typed. It is immutable once Find returns it: no code
+// outside this package writes into one (readonly_test.go type-checks every
+// package that imports the passes); stage 1 reads it and keeps its own
+// state (passes/canonical/stage1.go), and a packed site's operands come as a
+// copy (Materialised).
 // docs/canonical-op.md shows two, a SAGAN site and a Mistral window site.
 type Match struct {
 	ID int
