@@ -50,6 +50,11 @@ func TestRewriteMemoryTruthPerTarget(t *testing.T) {
 			if warned != tc.warn || strings.Contains(stdout, "warning") != tc.warn {
 				t.Fatalf("warning %v, want %v:\n%s", warned, tc.warn, stdout)
 			}
+			// A plain causal prompt GroupQueryAttention takes: the warning
+			// names stock ORT's own op for it too.
+			if gqa := strings.Contains(stdout, "nor does --target gqa"); gqa != (tc.name == "causal/ort") {
+				t.Fatalf("warning names --target gqa: %v:\n%s", gqa, stdout)
+			}
 			code, js, stderr := runCLI("diff", in, out, "--format", "json")
 			if code != 0 {
 				t.Fatalf("diff exit %d: %s", code, stderr)

@@ -44,6 +44,13 @@ func (ortTarget) Materialises(o *canonical.SDPA) string {
 	switch {
 	case o.Mask != nil || o.Attrs.SlidingWindow > 0:
 		return "ONNX Runtime's CPU MultiHeadAttention materialises the scores when it has an attention_bias (this site is masked); --target attnopt (attnopt.FlashAttention) does not"
+	case o.Attrs.Causal && (gqaTarget{}).Accept(o) == nil:
+		// A plain causal prompt GroupQueryAttention takes: stock ORT's own
+		// op for it (1.32's CPU kernel holds no scores; the Llama layer of
+		// bench/README.md runs 0.93-0.98 of the original there, 1.01-1.04
+		// through MHA). Not chosen for the user: GQA has no float32 CUDA
+		// kernel (cuda.go), which MHA has.
+		return "ONNX Runtime's CPU MultiHeadAttention materialises the scores of a causal (unidirectional) site; --target attnopt (attnopt.FlashAttention) does not, nor does --target gqa (stock ONNX Runtime's GroupQueryAttention) from ONNX Runtime 1.32"
 	case o.Attrs.Causal:
 		return "ONNX Runtime's CPU MultiHeadAttention materialises the scores of a causal (unidirectional) site; --target attnopt (attnopt.FlashAttention) does not"
 	}
