@@ -81,6 +81,9 @@ func foldSymbolic(op string, a, b, out *Value) bool {
 		return false
 	}
 	n := max(len(x), len(y))
+	if len(x) == 0 || len(y) == 0 {
+		n = 0 // an empty vector broadcast against one entry is empty
+	}
 	res := make([]Dim, n)
 	for i := range res {
 		p, q := x[min(i, len(x)-1)], y[min(i, len(y)-1)]

@@ -74,6 +74,32 @@ func TestShapeFoldingOfDynamicScale(t *testing.T) {
 	}
 }
 
+// TestSymbolicFoldOfEmptyVector: shape arithmetic of an empty vector with
+// a one-entry vector folds to an empty vector (numpy broadcasting), for
+// every folded op; it indexed entry -1 and panicked while loading (found by
+// FuzzLoad and FuzzRewrite, whose inputs are kept under testdata/fuzz/).
+func TestSymbolicFoldOfEmptyVector(t *testing.T) {
+	for _, op := range []string{"Add", "Sub", "Mul", "Div", "Equal"} {
+		for _, emptyFirst := range []bool{true, false} {
+			b := testgraph.New(17)
+			x := b.Input("x", graph.Float32, "n", 3)
+			empty := b.Node("Slice", []string{b.Node("Shape", []string{x}), b.I64(0), b.I64(0)})
+			one := b.Node("Slice", []string{b.Node("Shape", []string{x}), b.I64(0), b.I64(1)})
+			ins := []string{empty, one}
+			if !emptyFirst {
+				ins = []string{one, empty}
+			}
+			out := b.Node(op, ins)
+			b.Output(out)
+			m := b.Model()
+			got, ok := m.Graph.Value(out).IntContent()
+			if !ok || len(got) != 0 {
+				t.Errorf("%s (empty first %v): content %v (%v), want an empty vector", op, emptyFirst, got, ok)
+			}
+		}
+	}
+}
+
 func TestSymbolicReshape(t *testing.T) {
 	b := testgraph.HFSelfAttention(17, "batch", "seq", 64, 4)
 	m := b.Model()
