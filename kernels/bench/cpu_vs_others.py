@@ -55,7 +55,23 @@ SHAPES = {
     "cpa3d 16^3 h4 d32": (1, 4, 4, 4096, 4096, 32, 32, "none", False, "f32", (1024, 1024)),
     "cpa3d 24^3 h4 d32": (1, 4, 4, 13824, 13824, 32, 32, "none", False, "f32", (2048, 2048)),
     "whisper enc f16 h6 d64 N1500": (1, 6, 6, 1500, 1500, 64, 64, "none", False, "f16", (512, 512)),
+    # bf16: ONNX Runtime has no bf16 CPU attention, so PyTorch's SDPA is the bar.
+    "bert bf16 b8 h12 d64 N512": (8, 12, 12, 512, 512, 64, 64, "none", False, "bf16", (128, 128)),
+    "causal gqa bf16 32/8 d128 N2048": (1, 32, 8, 2048, 2048, 128, 128, "none", True, "bf16", (512, 512)),
 }
+
+# bf16 arrays are uint16 holding the bits (numpy has no bf16); BF16 marks them in dims.
+BF16 = "bf16"
+
+
+def to_bf16(np, x):
+    """float32 -> bf16 bits, rounded to nearest even."""
+    u = x.astype(np.float32).view(np.uint32)
+    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def from_bf16(np, b):
+    return (b.astype(np.uint32) << 16).view(np.float32)
 
 
 PAD = ("pad", "lpad")  # key padding masks: (B, Nk) keep flags
@@ -74,10 +90,11 @@ def make_inputs(np, shape, quick):
     if quick:
         nq, nk = qs
     rng = np.random.default_rng(0)
-    ft = np.float16 if dt == "f16" else np.float32
-    q = rng.uniform(-1, 1, (b, hq, nq, dqk)).astype(ft)
-    k = rng.uniform(-1, 1, (b, hkv, nk, dqk)).astype(ft)
-    v = rng.uniform(-1, 1, (b, hkv, nk, dv)).astype(ft)
+    ft = {"f16": np.float16, "bf16": BF16}.get(dt, np.float32)
+    cast = (lambda x: to_bf16(np, x)) if ft == BF16 else (lambda x: x.astype(ft))
+    q = cast(rng.uniform(-1, 1, (b, hq, nq, dqk)))
+    k = cast(rng.uniform(-1, 1, (b, hkv, nk, dqk)))
+    v = cast(rng.uniform(-1, 1, (b, hkv, nk, dv)))
     m = None
     if mask == "bool":  # (1, 1, Nq, Nk), 70 % attend
         m = rng.integers(0, 10, size=(1, 1, nq, nk), dtype=np.uint8) < 7
@@ -96,6 +113,8 @@ def op_session(ort, helper, so, node, ins, outs):
 
 def attnopt_side(np, ort, onnx, helper, so, dims, q, k, v, m):
     b, hq, hkv, nq, nk, dqk, dv, mask, causal, ft = dims
+    if ft == BF16:
+        return attnopt_bf16_side(np, ort, onnx, helper, so, dims, q, k, v)
     et = onnx.helper.np_dtype_to_tensor_dtype(np.dtype(ft))
     ins = [helper.make_tensor_value_info("q", et, q.shape), helper.make_tensor_value_info("k", et, k.shape),
            helper.make_tensor_value_info("v", et, v.shape)]
@@ -193,9 +212,33 @@ def gqa_decode_side(np, ort, onnx, helper, so, dims, q, k, v, m):
     return run
 
 
+def attnopt_bf16_side(np, ort, onnx, helper, so, dims, q, k, v):
+    """bf16 through ORT as a user runs it: numpy cannot hold bf16, so the
+    uint16 bits are bound as BFLOAT16 OrtValues through IOBinding."""
+    b, hq, hkv, nq, nk, dqk, dv, mask, causal, ft = dims
+    bf = onnx.TensorProto.BFLOAT16
+    feed = {"q": q, "k": k, "v": v}
+    ins = [helper.make_tensor_value_info(n, bf, x.shape) for n, x in feed.items()]
+    node = helper.make_node("FlashAttention", list(feed), ["o"], domain="attnopt", scale=dqk ** -0.5,
+                            causal=int(causal))
+    s = op_session(ort, helper, so, node, ins, [helper.make_tensor_value_info("o", bf, [b, hq, nq, dv])])
+    out = np.zeros((b, hq, nq, dv), np.uint16)
+    io = s.io_binding()
+    for n, x in feed.items():
+        io.bind_ortvalue_input(n, ort.OrtValue.ortvalue_from_numpy_with_onnx_type(x, bf))
+    io.bind_ortvalue_output("o", ort.OrtValue.ortvalue_from_numpy_with_onnx_type(out, bf))
+
+    def run():
+        s.run_with_iobinding(io)
+        return from_bf16(np, out)
+    return run
+
+
 def sdpa_side(torch, dims, q, k, v, m):
     b, hq, hkv, nq, nk, dqk, dv, mask, causal, ft = dims
     tq, tk, tv = (torch.from_numpy(x) for x in (q, k, v))
+    if ft == BF16:
+        tq, tk, tv = (t.view(torch.bfloat16) for t in (torch.from_numpy(x.view("int16")) for x in (q, k, v)))
     tm = None
     if mask == "bool":
         tm = torch.from_numpy(m)
@@ -206,7 +249,7 @@ def sdpa_side(torch, dims, q, k, v, m):
     def run():
         with torch.inference_mode():
             return F.scaled_dot_product_attention(tq, tk, tv, attn_mask=tm, is_causal=causal, scale=dqk ** -0.5,
-                                                  enable_gqa=hq != hkv).numpy()
+                                                  enable_gqa=hq != hkv).float().numpy()
     return run
 
 
@@ -251,11 +294,11 @@ def main():
         dims, q, k, v, m = make_inputs(np, SHAPES[name], a.quick)
         b, hq, hkv, nq, nk, dqk, dv, mask, causal, ft = dims
         sides = {"attnopt": attnopt_side(np, ort, onnx, helper, so, dims, q, k, v, m)}
-        if b * hq * nq * nk * 4 <= a.max_scores_gib * 2 ** 30:
+        if ft != BF16 and b * hq * nq * nk * 4 <= a.max_scores_gib * 2 ** 30:
             sides["MHA"] = mha_side(np, ort, onnx, helper, so, dims, q, k, v, m)
-        if causal and dqk == dv and mask == "none" and nq == nk:
+        if ft != BF16 and causal and dqk == dv and mask == "none" and nq == nk:
             sides["GQA"] = gqa_side(np, ort, onnx, helper, so, dims, q, k, v, m)
-        if nq == 1 and dqk == dv and mask == "none":
+        if ft != BF16 and nq == 1 and dqk == dv and mask == "none":
             sides["GQA"] = gqa_decode_side(np, ort, onnx, helper, so, dims, q, k, v, m)
         sides["SDPA"] = sdpa_side(torch, dims, q, k, v, m)
         ref = sides["attnopt"]().astype(np.float64)
@@ -263,7 +306,7 @@ def main():
         for s, fn in sides.items():
             out = fn().astype(np.float64)
             err = np.linalg.norm(out - ref) / np.linalg.norm(ref)
-            if err > (2e-2 if ft == np.float16 else 1e-4):
+            if err > (2e-2 if ft in (np.float16, BF16) else 1e-4):
                 print(f"{name}: {s} differs from attnopt by {err:.1e} (relative L2)", file=sys.stderr)
             t = timed(fn, 1, time.perf_counter)
             inner[s] = max(1, int(0.05 / max(t, 1e-6)))

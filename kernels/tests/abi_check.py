@@ -29,7 +29,8 @@ def check(cond, msg):
 def layout(exe):
     want = json.loads(subprocess.check_output([exe]).decode())
     types = {"attnopt_flash_params": ac.FlashParams, "attnopt_window_params": ac.WindowParams,
-             "attnopt_tensor": ac.Tensor}
+             "attnopt_tensor": ac.Tensor, "attnopt_qkv": ac.QKV, "attnopt_flash_params_v2": ac.FlashParamsV2,
+             "attnopt_window_params_v2": ac.WindowParamsV2}
     for key, off in want.items():
         kind, name = key.split(".")
         got = ctypes.sizeof(types[name]) if kind == "sizeof" else getattr(types[kind], name).offset
@@ -76,6 +77,18 @@ def rel_err(out, ref):
     return math.sqrt(num / den) if den else math.sqrt(num)
 
 
+def same_through_v2(lib, name, p, o):
+    """The version-2 call on the same problem writes the same bits as the
+    version-1 call did into o (the output pointer is redirected)."""
+    first = bytes(o)
+    o2 = array.array(o.typecode, [math.nan] * len(o))
+    p2 = ac.v2(p)
+    p2.qkv.o = o2.buffer_info()[0]
+    rc = getattr(lib, name + "_v2")(ctypes.byref(p2))
+    check(rc == ac.OK, f"{name}_v2 status {rc}")
+    check(bytes(o2) == first, f"{name}_v2 wrote other bits than {name}")
+
+
 def flash_call(lib, softcap=0.0):
     rnd = random.Random(5)
     dims = (2, 4, 2, 9, 13, 6, 5)
@@ -99,6 +112,7 @@ def flash_call(lib, softcap=0.0):
     print(f"flash through ctypes (softcap {softcap}): rel err {err:.2e}")
     check(err < 1e-5, f"flash rel err {err}")
     check(all(o[((0 * hq + 1) * nq + 4) * dv + c] == 0.0 for c in range(dv)), "masked row must be zero")
+    same_through_v2(lib, "attnopt_cpu_flash_attention_fwd", p, o)
 
 
 def window_call(lib):
@@ -126,6 +140,7 @@ def window_call(lib):
     err = rel_err(o, ref)
     print(f"window through ctypes: rel err {err:.2e}")
     check(err < 1e-5, f"window rel err {err}")
+    same_through_v2(lib, "attnopt_cpu_window_attention_fwd", p, o)
 
 
 def limits(lib):
@@ -137,13 +152,17 @@ def limits(lib):
                             None, (0,) * 4, 1.0)
         got = lib.attnopt_flash_params_check(ctypes.byref(p)) == ac.OK
         check(got == ok, f"flash params check of Dqk {dqk} Dv {dv}: {got}, want {ok}")
+        got = lib.attnopt_flash_params_check_v2(ctypes.byref(ac.v2(p))) == ac.OK
+        check(got == ok, f"flash params check (v2) of Dqk {dqk} Dv {dv}: {got}, want {ok}")
         buf = (ctypes.c_float * 4)()
         w = ac.window_params(ac.F32, (1, 1, 1, 1, dqk, dv), (ctypes.addressof(buf), (0,) * 4),
                              (ctypes.addressof(buf), (0,) * 4), (ctypes.addressof(buf), (0,) * 4),
                              ctypes.addressof(buf), (0,) * 4, (1,), (1,), (0,), 1.0)
         got = lib.attnopt_window_params_check(ctypes.byref(w)) == ac.OK
         check(got == ok, f"window params check of Dqk {dqk} Dv {dv}: {got}, want {ok}")
-        n += 2
+        got = lib.attnopt_window_params_check_v2(ctypes.byref(ac.v2(w))) == ac.OK
+        check(got == ok, f"window params check (v2) of Dqk {dqk} Dv {dv}: {got}, want {ok}")
+        n += 4
     modes = [ac.EMPTY_ZERO, ac.EMPTY_LITERAL, ac.EMPTY_LITERAL_ZERO]
     for mode in modes + [max(modes) + 1, min(modes) - 1]:
         p = ac.flash_params(ac.F32, (1, 1, 1, 0, 0, 4, 4), (None, (0,) * 4), (None, (0,) * 4), (None, (0,) * 4),
@@ -151,7 +170,9 @@ def limits(lib):
         p.empty_rows, p.mask_fill, p.causal_fill = mode, -math.inf, -math.inf
         got = lib.attnopt_flash_params_check(ctypes.byref(p)) == ac.OK
         check(got == (mode in modes), f"flash params check of empty_rows {mode}: {got}")
-        n += 1
+        got = lib.attnopt_flash_params_check_v2(ctypes.byref(ac.v2(p))) == ac.OK
+        check(got == (mode in modes), f"flash params check (v2) of empty_rows {mode}: {got}")
+        n += 2
     print(f"limits: {n} params checks against the op table")
 
 

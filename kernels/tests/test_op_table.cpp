@@ -60,7 +60,7 @@ void check_cases() {
 // C ABI check of the params it filled (data pointers set to a dummy).
 void check_dims(int64_t dqk, int64_t dv, bool ok) {
   const auto info = [](int64_t d) { return InputInfo{true, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {1, 1, 4, d}}; };
-  attnopt_flash_params p{};
+  attnopt_flash_params_v2 p{};
   std::vector<int64_t> out;
   bool empty = false;
   attnopt_ort::FlashAttrs a;
@@ -68,9 +68,9 @@ void check_dims(int64_t dqk, int64_t dv, bool ok) {
   bool checked = false;
   if (err.empty()) {
     static float dummy;
-    p.q.data = p.k.data = p.v.data = &dummy;
-    p.o = &dummy;
-    checked = attnopt_flash_params_check(&p) == ATTNOPT_OK;
+    p.qkv.q.data = p.qkv.k.data = p.qkv.v.data = &dummy;
+    p.qkv.o = &dummy;
+    checked = attnopt_flash_params_check_v2(&p) == ATTNOPT_OK;
   }
   // Past the ORT shape check, the C ABI check must agree with it.
   if (err.empty() != ok || (err.empty() && !checked)) {

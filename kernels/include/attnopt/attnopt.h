@@ -130,16 +130,66 @@ typedef struct attnopt_window_params {
   float scale;
 } attnopt_window_params;
 
+/* Version 2 of the parameters: the operands and sizes both ops read are one
+ * shared part, attnopt_qkv, stated and checked once. The version-1 structs
+ * above stay accepted by their entry points, which convert them to these
+ * (field for field, same rules, same bits); new callers use the _v2 calls. */
+typedef struct attnopt_qkv {
+  attnopt_dtype dtype;
+  int64_t batch;      /* B */
+  int64_t heads_q;    /* Hq, a multiple of heads_kv */
+  int64_t heads_kv;   /* Hkv; query head h reads kv head h / (Hq / Hkv) */
+  int64_t len_q;      /* Nq (WindowAttention: N, the grid's product) */
+  int64_t len_k;      /* Nk (WindowAttention: N as well) */
+  int64_t dim_qk;     /* Dqk, ATTNOPT_HEAD_DIM_MIN..ATTNOPT_HEAD_DIM_MAX */
+  int64_t dim_v;      /* Dv, the same range */
+  attnopt_tensor q, k, v;
+  void* o;            /* written, (B, Hq, Nq, Dv) through o_stride */
+  int64_t o_stride[4];
+} attnopt_qkv;
+
+/* attnopt_flash_params without its shared part; each field as there. */
+typedef struct attnopt_flash_params_v2 {
+  attnopt_qkv qkv;
+  attnopt_mask_type mask_type;
+  const void* mask;
+  int64_t mask_stride[4];
+  float scale;
+  int causal;
+  int64_t window;
+  int empty_rows;
+  float mask_fill;
+  float causal_fill;
+  int fill_once;
+  attnopt_dtype fill_dtype;
+  float softcap;
+  float mask_drop;
+} attnopt_flash_params_v2;
+
+/* attnopt_window_params without its shared part; qkv.len_q = qkv.len_k = N. */
+typedef struct attnopt_window_params_v2 {
+  attnopt_qkv qkv;
+  int ndim;
+  int64_t grid[ATTNOPT_WINDOW_AXES_MAX];
+  int64_t window[ATTNOPT_WINDOW_AXES_MAX];
+  int64_t shift[ATTNOPT_WINDOW_AXES_MAX];
+  float scale;
+} attnopt_window_params_v2;
+
 /* Human-readable text for a status code (static storage). */
 ATTNOPT_API const char* attnopt_status_string(int status);
 
 /* Checks the parameters without running anything (same rules as the calls). */
 ATTNOPT_API int attnopt_flash_params_check(const attnopt_flash_params* p);
 ATTNOPT_API int attnopt_window_params_check(const attnopt_window_params* p);
+ATTNOPT_API int attnopt_flash_params_check_v2(const attnopt_flash_params_v2* p);
+ATTNOPT_API int attnopt_window_params_check_v2(const attnopt_window_params_v2* p);
 
 /* CPU: multithreaded, float32 accumulation, O(threads * tile) scratch. */
 ATTNOPT_API int attnopt_cpu_flash_attention_fwd(const attnopt_flash_params* p);
 ATTNOPT_API int attnopt_cpu_window_attention_fwd(const attnopt_window_params* p);
+ATTNOPT_API int attnopt_cpu_flash_attention_fwd_v2(const attnopt_flash_params_v2* p);
+ATTNOPT_API int attnopt_cpu_window_attention_fwd_v2(const attnopt_window_params_v2* p);
 /* Worker threads for the CPU calls; 0 (default) = hardware concurrency,
  * overridden at first use by the ATTNOPT_NUM_THREADS environment variable. */
 ATTNOPT_API void attnopt_cpu_set_num_threads(int n);
@@ -158,6 +208,8 @@ ATTNOPT_API void attnopt_cpu_set_thread_runner(attnopt_parallel_runner runner, v
  * legacy default stream). Asynchronous: returns after the launch. */
 ATTNOPT_API int attnopt_cuda_flash_attention_fwd(const attnopt_flash_params* p, void* stream);
 ATTNOPT_API int attnopt_cuda_window_attention_fwd(const attnopt_window_params* p, void* stream);
+ATTNOPT_API int attnopt_cuda_flash_attention_fwd_v2(const attnopt_flash_params_v2* p, void* stream);
+ATTNOPT_API int attnopt_cuda_window_attention_fwd_v2(const attnopt_window_params_v2* p, void* stream);
 /* 1 when the library was built with CUDA kernels. */
 ATTNOPT_API int attnopt_has_cuda(void);
 

@@ -60,10 +60,10 @@ struct Band {
 
 // The band of a FlashAttention call whose window the entry points clamped
 // (common/params.h).
-ATTNOPT_BAND_FN Band band_of(const attnopt_flash_params& p) {
+ATTNOPT_BAND_FN Band band_of(const attnopt_flash_params_v2& p) {
   Band b;
   b.causal = p.causal != 0;
-  b.offset = p.len_k - p.len_q;
+  b.offset = p.qkv.len_k - p.qkv.len_q;
   b.window = b.causal ? p.window : 0;
   return b;
 }

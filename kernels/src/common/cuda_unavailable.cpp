@@ -6,6 +6,8 @@ extern "C" {
 
 int attnopt_cuda_flash_attention_fwd(const attnopt_flash_params*, void*) { return ATTNOPT_ERR_NO_CUDA; }
 int attnopt_cuda_window_attention_fwd(const attnopt_window_params*, void*) { return ATTNOPT_ERR_NO_CUDA; }
+int attnopt_cuda_flash_attention_fwd_v2(const attnopt_flash_params_v2*, void*) { return ATTNOPT_ERR_NO_CUDA; }
+int attnopt_cuda_window_attention_fwd_v2(const attnopt_window_params_v2*, void*) { return ATTNOPT_ERR_NO_CUDA; }
 int attnopt_has_cuda(void) { return 0; }
 
 }  // extern "C"

@@ -31,12 +31,12 @@ struct EmptyRows {
 
 // The fix-up pass can change a row only when it may see no key: some mask,
 // or causal rows above the first key (Nq > Nk).
-ATTNOPT_ROWS_FN bool empty_rows_possible(const attnopt_flash_params& p) {
+ATTNOPT_ROWS_FN bool empty_rows_possible(const attnopt_flash_params_v2& p) {
   if (p.empty_rows == ATTNOPT_EMPTY_ZERO) return false;
-  return p.mask_type != ATTNOPT_MASK_NONE || (p.causal && p.len_q > p.len_k) || p.len_k == 0;
+  return p.mask_type != ATTNOPT_MASK_NONE || (p.causal && p.qkv.len_q > p.qkv.len_k) || p.qkv.len_k == 0;
 }
 
-ATTNOPT_ROWS_FN EmptyRows empty_rows_of(const attnopt_flash_params& p) {
+ATTNOPT_ROWS_FN EmptyRows empty_rows_of(const attnopt_flash_params_v2& p) {
   EmptyRows e;
   e.mode = p.empty_rows;
   e.mask_fill = p.mask_fill;

@@ -6,6 +6,7 @@
 
 #include "attnopt/attnopt.h"
 #include "common/checked.h"
+#include "common/params.h"
 #include "common/window_geometry.h"
 
 namespace {
@@ -43,21 +44,29 @@ bool valid_dims(int64_t dqk, int64_t dv) {
 // has no attention meaning (ONNX Attention refuses it too).
 bool valid_scale(float s) { return std::isfinite(s) && s > 0.0f; }
 
-// Q, K, V and O addressable through their strides at their logical
-// extents, and each one's logical size in bytes representable (the memory
-// must exist; this also bounds every length and the kernels' work counts).
-bool operands_fit(const attnopt_tensor& q, const attnopt_tensor& k, const attnopt_tensor& v,
-                         const int64_t* o_stride, attnopt_dtype t, int64_t b, int64_t hq, int64_t hkv, int64_t nq,
-                         int64_t nk, int64_t dqk, int64_t dv) {
-  const int64_t qe[4] = {b, hq, nq, dqk}, ke[4] = {b, hkv, nk, dqk}, ve[4] = {b, hkv, nk, dv},
-                oe[4] = {b, hq, nq, dv};
-  const int64_t elem = t == ATTNOPT_F32 ? 4 : 2;
+// The shared part: a known type, heads and head sizes the kernels take,
+// lengths >= 0 whose sum fits (causal and window bounds are formed from
+// i + Nk - Nq), operands present wherever they have elements, and Q, K, V
+// and O addressable through their strides at their logical extents with
+// each one's size in bytes representable (the memory must exist; this also
+// bounds every length and the kernels' work counts).
+bool valid_qkv(const attnopt_qkv& s) {
+  if (!valid_dtype(s.dtype) || !valid_heads(s.batch, s.heads_q, s.heads_kv) || !valid_dims(s.dim_qk, s.dim_v) ||
+      s.len_q < 0 || s.len_k < 0)
+    return false;
+  int64_t total = 0;
+  if (!attnopt::add_within(s.len_q, s.len_k, attnopt::kInt64Max, &total)) return false;
+  if (s.len_q > 0 && (!s.o || !s.q.data)) return false;
+  if (s.len_k > 0 && (!s.k.data || !s.v.data)) return false;
+  const int64_t qe[4] = {s.batch, s.heads_q, s.len_q, s.dim_qk}, ke[4] = {s.batch, s.heads_kv, s.len_k, s.dim_qk},
+                ve[4] = {s.batch, s.heads_kv, s.len_k, s.dim_v}, oe[4] = {s.batch, s.heads_q, s.len_q, s.dim_v};
+  const int64_t elem = s.dtype == ATTNOPT_F32 ? 4 : 2;
   for (const int64_t* e : {qe, ke, ve, oe}) {
     int64_t n = 0;
     if (!attnopt::product_within(e, 4, attnopt::kInt64Max / elem, &n)) return false;
   }
-  return attnopt::extent_fits(qe, q.stride) && attnopt::extent_fits(ke, k.stride) &&
-         attnopt::extent_fits(ve, v.stride) && attnopt::extent_fits(oe, o_stride);
+  return attnopt::extent_fits(qe, s.q.stride) && attnopt::extent_fits(ke, s.k.stride) &&
+         attnopt::extent_fits(ve, s.v.stride) && attnopt::extent_fits(oe, s.o_stride);
 }
 
 // A fill is what the source added to a dropped key's score: -inf or finite.
@@ -78,18 +87,8 @@ const char* attnopt_status_string(int status) {
   }
 }
 
-int attnopt_flash_params_check(const attnopt_flash_params* p) {
-  if (!p || !valid_dtype(p->dtype) || !valid_heads(p->batch, p->heads_q, p->heads_kv) ||
-      !valid_dims(p->dim_qk, p->dim_v) || p->len_q < 0 || p->len_k < 0 || !valid_scale(p->scale))
-    return ATTNOPT_ERR_INVALID_ARGUMENT;
-  // Causal and window bounds are formed from i + Nk - Nq: Nq + Nk must fit.
-  int64_t total = 0;
-  if (!attnopt::add_within(p->len_q, p->len_k, attnopt::kInt64Max, &total)) return ATTNOPT_ERR_INVALID_ARGUMENT;
-  if (p->len_q > 0 && (!p->o || !p->q.data)) return ATTNOPT_ERR_INVALID_ARGUMENT;
-  if (p->len_k > 0 && (!p->k.data || !p->v.data)) return ATTNOPT_ERR_INVALID_ARGUMENT;
-  if (!operands_fit(p->q, p->k, p->v, p->o_stride, p->dtype, p->batch, p->heads_q, p->heads_kv, p->len_q,
-                    p->len_k, p->dim_qk, p->dim_v))
-    return ATTNOPT_ERR_INVALID_ARGUMENT;
+int attnopt_flash_params_check_v2(const attnopt_flash_params_v2* p) {
+  if (!p || !valid_qkv(p->qkv) || !valid_scale(p->scale)) return ATTNOPT_ERR_INVALID_ARGUMENT;
   // A sliding window bounds the keys below the causal limit: it needs causal.
   // (Any size is accepted; the kernels clamp it to Nk: common/params.h.)
   if (p->window < 0 || (p->window > 0 && !p->causal)) return ATTNOPT_ERR_INVALID_ARGUMENT;
@@ -111,7 +110,7 @@ int attnopt_flash_params_check(const attnopt_flash_params* p) {
     case ATTNOPT_MASK_F16:
     case ATTNOPT_MASK_BF16: {
       if (!p->mask) return ATTNOPT_ERR_INVALID_ARGUMENT;
-      const int64_t me[4] = {p->batch, p->heads_q, p->len_q, p->len_k};
+      const int64_t me[4] = {p->qkv.batch, p->qkv.heads_q, p->qkv.len_q, p->qkv.len_k};
       if (!attnopt::extent_fits(me, p->mask_stride)) return ATTNOPT_ERR_INVALID_ARGUMENT;
       break;
     }
@@ -120,20 +119,28 @@ int attnopt_flash_params_check(const attnopt_flash_params* p) {
   return ATTNOPT_OK;
 }
 
-int attnopt_window_params_check(const attnopt_window_params* p) {
-  if (!p || !valid_dtype(p->dtype) || !valid_heads(p->batch, p->heads_q, p->heads_kv) ||
-      !valid_dims(p->dim_qk, p->dim_v) || !valid_scale(p->scale))
-    return ATTNOPT_ERR_INVALID_ARGUMENT;
+int attnopt_window_params_check_v2(const attnopt_window_params_v2* p) {
+  if (!p || !valid_qkv(p->qkv) || !valid_scale(p->scale)) return ATTNOPT_ERR_INVALID_ARGUMENT;
   attnopt::WindowGeometry g;
   // Overflow-checked: a grid whose product wraps to len is refused here.
   if (!attnopt::make_window_geometry(p->ndim, p->grid, p->window, p->shift, &g))
     return ATTNOPT_ERR_INVALID_ARGUMENT;
-  if (attnopt::window_tokens(g) != p->len) return ATTNOPT_ERR_INVALID_ARGUMENT;
-  if (!p->q.data || !p->k.data || !p->v.data || !p->o) return ATTNOPT_ERR_INVALID_ARGUMENT;
-  if (!operands_fit(p->q, p->k, p->v, p->o_stride, p->dtype, p->batch, p->heads_q, p->heads_kv, p->len, p->len,
-                    p->dim_qk, p->dim_v))
-    return ATTNOPT_ERR_INVALID_ARGUMENT;
+  const int64_t n = attnopt::window_tokens(g);
+  if (p->qkv.len_q != n || p->qkv.len_k != n) return ATTNOPT_ERR_INVALID_ARGUMENT;
   return ATTNOPT_OK;
+}
+
+// Version 1: converted (common/params.h), then the same rules.
+int attnopt_flash_params_check(const attnopt_flash_params* p) {
+  if (!p) return ATTNOPT_ERR_INVALID_ARGUMENT;
+  const attnopt_flash_params_v2 v = attnopt::v2_of(*p);
+  return attnopt_flash_params_check_v2(&v);
+}
+
+int attnopt_window_params_check(const attnopt_window_params* p) {
+  if (!p) return ATTNOPT_ERR_INVALID_ARGUMENT;
+  const attnopt_window_params_v2 v = attnopt::v2_of(*p);
+  return attnopt_window_params_check_v2(&v);
 }
 
 }  // extern "C"

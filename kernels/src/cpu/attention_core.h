@@ -36,6 +36,24 @@ struct CoreProblem {
   float softcap;          // > 0: scaled scores s become softcap * tanh(s / softcap) before the mask
 };
 
+// The part of a CoreProblem both ops fill the same way: operands, sizes
+// and scale, no mask and no band (the one conversion of the C ABI's shared
+// part, attnopt_qkv).
+inline CoreProblem core_of(const attnopt_qkv& s, float scale) {
+  CoreProblem c{};
+  c.dtype = s.dtype;
+  c.q = {s.q.data, {s.q.stride[0], s.q.stride[1], s.q.stride[2], s.q.stride[3]}};
+  c.k = {s.k.data, {s.k.stride[0], s.k.stride[1], s.k.stride[2], s.k.stride[3]}};
+  c.v = {s.v.data, {s.v.stride[0], s.v.stride[1], s.v.stride[2], s.v.stride[3]}};
+  c.o = s.o;
+  for (int i = 0; i < 4; ++i) c.os[i] = s.o_stride[i];
+  c.dqk = s.dim_qk;
+  c.dv = s.dim_v;
+  c.scale = scale;
+  c.mask_type = ATTNOPT_MASK_NONE;
+  return c;
+}
+
 // Token positions: idx[i] when idx is set, else first + i (a dense range).
 struct TokenSpan {
   const int64_t* idx;

@@ -33,21 +33,21 @@ struct RowScratch {
 };
 
 // Mask elements of row i of (b, h) in additive form; none: zeros.
-void mask_row(const attnopt_flash_params& p, int64_t b, int64_t h, int64_t i, float* dst) {
+void mask_row(const attnopt_flash_params_v2& p, int64_t b, int64_t h, int64_t i, float* dst) {
   if (p.mask_type == ATTNOPT_MASK_NONE) {
-    std::fill(dst, dst + p.len_k, 0.0f);
+    std::fill(dst, dst + p.qkv.len_k, 0.0f);
     return;
   }
   const int64_t off = b * p.mask_stride[0] + h * p.mask_stride[1] + i * p.mask_stride[2];
-  load_mask_row(p.mask_type, p.mask, off, p.len_k, p.mask_stride[3], dst);
+  load_mask_row(p.mask_type, p.mask, off, p.qkv.len_k, p.mask_stride[3], dst);
 }
 
 // Whether row i sees some key; stops at the first one it sees.
-bool sees_a_key(const attnopt_flash_params& p, const EmptyRows& e, int64_t b, int64_t h, int64_t i) {
+bool sees_a_key(const attnopt_flash_params_v2& p, const EmptyRows& e, int64_t b, int64_t h, int64_t i) {
   const int64_t off = b * p.mask_stride[0] + h * p.mask_stride[1] + i * p.mask_stride[2];
   float m = 0.0f;
   int64_t lo, hi;
-  e.band.key_range(i, i, p.len_k, &lo, &hi);
+  e.band.key_range(i, i, p.qkv.len_k, &lo, &hi);
   for (int64_t j = lo; j < hi; ++j) {
     if (p.mask_type != ATTNOPT_MASK_NONE) load_mask_row(p.mask_type, p.mask, off + j * p.mask_stride[3], 1, 1, &m);
     if (visible(e, p.mask_type, m, i, j)) return true;
@@ -55,19 +55,19 @@ bool sees_a_key(const attnopt_flash_params& p, const EmptyRows& e, int64_t b, in
   return false;
 }
 
-void literal_row(const attnopt_flash_params& p, const EmptyRows& e, int64_t b, int64_t h, int64_t i,
+void literal_row(const attnopt_flash_params_v2& p, const EmptyRows& e, int64_t b, int64_t h, int64_t i,
                  RowScratch& r) {
-  const int64_t hk = h / (p.heads_q / p.heads_kv);
-  const int64_t nk = p.len_k;
-  load_row(p.dtype, p.q.data, b * p.q.stride[0] + h * p.q.stride[1] + i * p.q.stride[2], p.dim_qk,
-           p.q.stride[3], r.q.data());
+  const int64_t hk = h / (p.qkv.heads_q / p.qkv.heads_kv);
+  const int64_t nk = p.qkv.len_k;
+  load_row(p.qkv.dtype, p.qkv.q.data, b * p.qkv.q.stride[0] + h * p.qkv.q.stride[1] + i * p.qkv.q.stride[2], p.qkv.dim_qk,
+           p.qkv.q.stride[3], r.q.data());
   float mx = -std::numeric_limits<float>::infinity();
   bool nan = false;
   for (int64_t j = 0; j < nk; ++j) {
-    load_row(p.dtype, p.k.data, b * p.k.stride[0] + hk * p.k.stride[1] + j * p.k.stride[2], p.dim_qk,
-             p.k.stride[3], r.k.data());
+    load_row(p.qkv.dtype, p.qkv.k.data, b * p.qkv.k.stride[0] + hk * p.qkv.k.stride[1] + j * p.qkv.k.stride[2], p.qkv.dim_qk,
+             p.qkv.k.stride[3], r.k.data());
     float dot = 0;
-    for (int64_t c = 0; c < p.dim_qk; ++c) dot += r.q[c] * r.k[c];
+    for (int64_t c = 0; c < p.qkv.dim_qk; ++c) dot += r.q[c] * r.k[c];
     float x = dot * p.scale;
     if (p.softcap > 0.0f) x = softcap_value(x, p.softcap);  // before the mask terms
     const float s = round_to(p.fill_dtype, x);
@@ -89,39 +89,39 @@ void literal_row(const attnopt_flash_params& p, const EmptyRows& e, int64_t b, i
       const double w = std::exp(static_cast<double>(r.s[j]) - mx);
       if (!(w > 0)) continue;
       sum += w;
-      load_row(p.dtype, p.v.data, b * p.v.stride[0] + hk * p.v.stride[1] + j * p.v.stride[2], p.dim_v,
-               p.v.stride[3], r.v.data());
-      for (int64_t c = 0; c < p.dim_v; ++c) r.acc[c] += static_cast<float>(w) * r.v[c];
+      load_row(p.qkv.dtype, p.qkv.v.data, b * p.qkv.v.stride[0] + hk * p.qkv.v.stride[1] + j * p.qkv.v.stride[2], p.qkv.dim_v,
+               p.qkv.v.stride[3], r.v.data());
+      for (int64_t c = 0; c < p.qkv.dim_v; ++c) r.acc[c] += static_cast<float>(w) * r.v[c];
     }
-    for (int64_t c = 0; c < p.dim_v; ++c) r.acc[c] = static_cast<float>(r.acc[c] / sum);
+    for (int64_t c = 0; c < p.qkv.dim_v; ++c) r.acc[c] = static_cast<float>(r.acc[c] / sum);
   }
-  store_row(p.dtype, p.o, b * p.o_stride[0] + h * p.o_stride[1] + i * p.o_stride[2], p.dim_v, p.o_stride[3],
+  store_row(p.qkv.dtype, p.qkv.o, b * p.qkv.o_stride[0] + h * p.qkv.o_stride[1] + i * p.qkv.o_stride[2], p.qkv.dim_v, p.qkv.o_stride[3],
             r.acc.data());
 }
 
 }  // namespace
 
-void fix_empty_rows(const attnopt_flash_params& p) {
+void fix_empty_rows(const attnopt_flash_params_v2& p) {
   if (!empty_rows_possible(p)) return;
   const EmptyRows e = empty_rows_of(p);
-  const int64_t qblocks = (p.len_q + kCpuBlockQ - 1) / kCpuBlockQ;
+  const int64_t qblocks = (p.qkv.len_q + kCpuBlockQ - 1) / kCpuBlockQ;
   std::vector<RowScratch> scratch;
   parallel_for(
-      p.batch * p.heads_q * qblocks,
+      p.qkv.batch * p.qkv.heads_q * qblocks,
       [&](int64_t item, int worker) {
         RowScratch& r = scratch[worker];
         if (r.mask.empty()) {
-          r.q.resize(p.dim_qk);
-          r.k.resize(p.dim_qk);
-          r.v.resize(p.dim_v);
-          r.acc.resize(p.dim_v);
-          r.s.resize(p.len_k + 1);
-          r.mask.resize(p.len_k + 1);
+          r.q.resize(p.qkv.dim_qk);
+          r.k.resize(p.qkv.dim_qk);
+          r.v.resize(p.qkv.dim_v);
+          r.acc.resize(p.qkv.dim_v);
+          r.s.resize(p.qkv.len_k + 1);
+          r.mask.resize(p.qkv.len_k + 1);
         }
         const int64_t qb = item % qblocks;
-        const int64_t h = (item / qblocks) % p.heads_q;
-        const int64_t b = item / (qblocks * p.heads_q);
-        const int64_t end = std::min(p.len_q, (qb + 1) * kCpuBlockQ);
+        const int64_t h = (item / qblocks) % p.qkv.heads_q;
+        const int64_t b = item / (qblocks * p.qkv.heads_q);
+        const int64_t end = std::min(p.qkv.len_q, (qb + 1) * kCpuBlockQ);
         for (int64_t i = qb * kCpuBlockQ; i < end; ++i) {
           if (sees_a_key(p, e, b, h, i)) continue;
           mask_row(p, b, h, i, r.mask.data());

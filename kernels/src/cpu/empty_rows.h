@@ -8,7 +8,7 @@ namespace attnopt {
 
 // Recomputes, in place, the output rows of p that see no key, as
 // p.empty_rows asks; does nothing for ATTNOPT_EMPTY_ZERO.
-void fix_empty_rows(const attnopt_flash_params& p);
+void fix_empty_rows(const attnopt_flash_params_v2& p);
 
 }  // namespace attnopt
 

@@ -32,23 +32,12 @@ constexpr int64_t kMinSplitKeys = 16 * kCpuBlockK;
 // thread: waking the pool costs more than the call.
 constexpr int64_t kSerialWork = int64_t{1} << 18;
 
-CoreProblem make_core(const attnopt_flash_params& p) {
-  CoreProblem c{};
-  c.dtype = p.dtype;
-  c.q = {p.q.data, {p.q.stride[0], p.q.stride[1], p.q.stride[2], p.q.stride[3]}};
-  c.k = {p.k.data, {p.k.stride[0], p.k.stride[1], p.k.stride[2], p.k.stride[3]}};
-  c.v = {p.v.data, {p.v.stride[0], p.v.stride[1], p.v.stride[2], p.v.stride[3]}};
-  c.o = p.o;
+CoreProblem make_core(const attnopt_flash_params_v2& p) {
+  CoreProblem c = core_of(p.qkv, p.scale);
   // Without a mask its strides are unchecked (callers may leave anything
   // there) and must not enter the kernels' offset arithmetic.
   const bool masked = p.mask_type != ATTNOPT_MASK_NONE;
-  for (int i = 0; i < 4; ++i) {
-    c.os[i] = p.o_stride[i];
-    c.ms[i] = masked ? p.mask_stride[i] : 0;
-  }
-  c.dqk = p.dim_qk;
-  c.dv = p.dim_v;
-  c.scale = p.scale;
+  for (int i = 0; i < 4; ++i) c.ms[i] = masked ? p.mask_stride[i] : 0;
   c.mask_type = p.mask_type;
   c.mask = p.mask;
   c.band = attnopt::band_of(p);
@@ -56,7 +45,7 @@ CoreProblem make_core(const attnopt_flash_params& p) {
   // bounds cannot overflow; a window of Nk keys excludes nothing the causal
   // limit admits (query i's first key would be i + Nk - Nq - W + 1 <= 0):
   // plain causal.
-  if (c.band.window >= p.len_k) c.band.window = 0;
+  if (c.band.window >= p.qkv.len_k) c.band.window = 0;
   c.softcap = p.softcap;
   return c;
 }
@@ -70,20 +59,20 @@ struct WorkSplit {
   int64_t items() const { return hchunks * qchunks * splits; }  // per (batch, kv head)
 };
 
-WorkSplit plan(const attnopt_flash_params& p) {
+WorkSplit plan(const attnopt_flash_params_v2& p) {
   WorkSplit w{};
-  const int64_t group = p.heads_q / p.heads_kv;
-  w.heads = p.len_q * 2 <= kCpuBlockQ ? std::min(group, kCpuBlockQ / std::max<int64_t>(p.len_q, 1)) : 1;
+  const int64_t group = p.qkv.heads_q / p.qkv.heads_kv;
+  w.heads = p.qkv.len_q * 2 <= kCpuBlockQ ? std::min(group, kCpuBlockQ / std::max<int64_t>(p.qkv.len_q, 1)) : 1;
   w.hchunks = (group + w.heads - 1) / w.heads;
-  w.qchunks = w.heads > 1 ? 1 : (p.len_q + kCpuBlockQ - 1) / kCpuBlockQ;
-  const int64_t chunks = p.batch * p.heads_kv * w.hchunks * w.qchunks;
+  w.qchunks = w.heads > 1 ? 1 : (p.qkv.len_q + kCpuBlockQ - 1) / kCpuBlockQ;
+  const int64_t chunks = p.qkv.batch * p.qkv.heads_kv * w.hchunks * w.qchunks;
   w.splits = 1;
-  w.split_len = p.len_k;
-  if (chunks < kTargetItems && p.len_k >= 2 * kMinSplitKeys) {
-    const int64_t want = std::min((kTargetItems + chunks - 1) / chunks, p.len_k / kMinSplitKeys);
-    const int64_t tiles = (p.len_k + kCpuBlockK - 1) / kCpuBlockK;
+  w.split_len = p.qkv.len_k;
+  if (chunks < kTargetItems && p.qkv.len_k >= 2 * kMinSplitKeys) {
+    const int64_t want = std::min((kTargetItems + chunks - 1) / chunks, p.qkv.len_k / kMinSplitKeys);
+    const int64_t tiles = (p.qkv.len_k + kCpuBlockK - 1) / kCpuBlockK;
     w.split_len = (tiles + want - 1) / want * kCpuBlockK;  // whole tiles
-    w.splits = (p.len_k + w.split_len - 1) / w.split_len;
+    w.splits = (p.qkv.len_k + w.split_len - 1) / w.split_len;
   }
   return w;
 }
@@ -107,20 +96,20 @@ void run_items(int64_t items, double work, std::vector<CoreScratch>& scratch, co
 }  // namespace
 }  // namespace attnopt
 
-extern "C" int attnopt_cpu_flash_attention_fwd(const attnopt_flash_params* caller) {
+extern "C" int attnopt_cpu_flash_attention_fwd_v2(const attnopt_flash_params_v2* caller) {
   using namespace attnopt;
-  const int status = attnopt_flash_params_check(caller);
+  const int status = attnopt_flash_params_check_v2(caller);
   if (status != ATTNOPT_OK) return status;
-  const attnopt_flash_params clamped = clamped_params(*caller);  // every use below reads these
-  const attnopt_flash_params* p = &clamped;
-  if (p->len_q == 0) return ATTNOPT_OK;
+  const attnopt_flash_params_v2 clamped = clamped_params(*caller);  // every use below reads these
+  const attnopt_flash_params_v2* p = &clamped;
+  if (p->qkv.len_q == 0) return ATTNOPT_OK;
   const CoreProblem core = make_core(*p);
   const WorkSplit w = plan(*p);
-  const int64_t group = p->heads_q / p->heads_kv, kv = p->batch * p->heads_kv;
+  const int64_t group = p->qkv.heads_q / p->qkv.heads_kv, kv = p->qkv.batch * p->qkv.heads_kv;
   const int64_t chunks = w.hchunks * w.qchunks;  // per (batch, kv head) and key split
   const int64_t items = kv * w.splits * chunks;
-  const double work = static_cast<double>(p->batch * p->heads_q) * static_cast<double>(p->len_q) *
-                      static_cast<double>(p->len_k) * static_cast<double>(p->dim_qk + p->dim_v);
+  const double work = static_cast<double>(p->qkv.batch * p->qkv.heads_q) * static_cast<double>(p->qkv.len_q) *
+                      static_cast<double>(p->qkv.len_k) * static_cast<double>(p->qkv.dim_qk + p->qkv.dim_v);
   // Chunks share keys (and packed tiles) when a kv head has several of them
   // per key split; each thread keeps the last kv head's tiles.
   const bool reuse_keys = chunks > 1;
@@ -134,7 +123,7 @@ extern "C" int attnopt_cpu_flash_attention_fwd(const attnopt_flash_params* calle
   const int64_t head_floats = packed_key_floats(core, w.split_len);
   const bool can_prepack = reuse_keys && w.splits == 1 && kv * head_floats <= cpu_packed_budget();
   const bool heads_inner = can_prepack && p->mask_type != ATTNOPT_MASK_NONE && p->mask_stride[2] != 0 &&
-                           p->mask_stride[1] == 0 && p->heads_q > 1;
+                           p->mask_stride[1] == 0 && p->qkv.heads_q > 1;
   // Several threads on long keys would each pack (and stream from L3) their
   // own copy of the same tiles: one shared store instead, whose page faults
   // are small against such a call.
@@ -144,9 +133,9 @@ extern "C" int attnopt_cpu_flash_attention_fwd(const attnopt_flash_params* calle
     Item it;
     if (heads_inner) {  // batch, query chunk, kv head, head chunk
       it.hc = i % w.hchunks;
-      const int64_t hkv = i / w.hchunks % p->heads_kv;
-      it.qc = i / (w.hchunks * p->heads_kv) % w.qchunks;
-      it.bk = i / (chunks * p->heads_kv) * p->heads_kv + hkv;
+      const int64_t hkv = i / w.hchunks % p->qkv.heads_kv;
+      it.qc = i / (w.hchunks * p->qkv.heads_kv) % w.qchunks;
+      it.bk = i / (chunks * p->qkv.heads_kv) * p->qkv.heads_kv + hkv;
       it.split = 0;
     } else {  // batch, kv head, key split, head chunk, query chunk
       it.qc = i % w.qchunks;
@@ -157,13 +146,13 @@ extern "C" int attnopt_cpu_flash_attention_fwd(const attnopt_flash_params* calle
     return it;
   };
   auto rows_of = [&](const Item& it) {
-    const int64_t hkv = it.bk % p->heads_kv, h0 = hkv * group + it.hc * w.heads, q0 = it.qc * kCpuBlockQ;
-    return ChunkRows{it.bk / p->heads_kv, h0, std::min(w.heads, hkv * group + group - h0), hkv,
-                     TokenSpan{nullptr, q0, std::min(kCpuBlockQ, p->len_q - q0)}};
+    const int64_t hkv = it.bk % p->qkv.heads_kv, h0 = hkv * group + it.hc * w.heads, q0 = it.qc * kCpuBlockQ;
+    return ChunkRows{it.bk / p->qkv.heads_kv, h0, std::min(w.heads, hkv * group + group - h0), hkv,
+                     TokenSpan{nullptr, q0, std::min(kCpuBlockQ, p->qkv.len_q - q0)}};
   };
   auto keys_of = [&](const Item& it) {
     const int64_t k0 = it.split * w.split_len;
-    return TokenSpan{nullptr, k0, std::min(w.split_len, p->len_k - k0)};
+    return TokenSpan{nullptr, k0, std::min(w.split_len, p->qkv.len_k - k0)};
   };
 
   std::vector<CoreScratch> scratch;
@@ -173,23 +162,23 @@ extern "C" int attnopt_cpu_flash_attention_fwd(const attnopt_flash_params* calle
     store_mem.reset(new float[kv * head_floats + 16]);  // not zeroed: every tile is packed
     store = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(store_mem.get()) + 63) & ~uintptr_t{63});
     constexpr int64_t kTilesPerItem = 16;
-    const int64_t tiles = (p->len_k + kCpuBlockK - 1) / kCpuBlockK;
+    const int64_t tiles = (p->qkv.len_k + kCpuBlockK - 1) / kCpuBlockK;
     const int64_t blocks = (tiles + kTilesPerItem - 1) / kTilesPerItem;
     run_items(kv * blocks, work, scratch, [&](int64_t i, int) {
       const int64_t bk = i / blocks, t0 = i % blocks * kTilesPerItem;
-      pack_key_tiles(core, bk / p->heads_kv, bk % p->heads_kv, TokenSpan{nullptr, 0, p->len_k}, t0,
+      pack_key_tiles(core, bk / p->qkv.heads_kv, bk % p->qkv.heads_kv, TokenSpan{nullptr, 0, p->qkv.len_k}, t0,
                      std::min(tiles, t0 + kTilesPerItem), store + bk * head_floats);
     });
   }
 
   // Split-K partials: per chunk and split, rows_max rows of (Dv sums, max, sum).
-  const int64_t rows_max = w.heads * std::min(p->len_q, kCpuBlockQ);
-  const int64_t part_floats = rows_max * (p->dim_v + 2);
+  const int64_t rows_max = w.heads * std::min(p->qkv.len_q, kCpuBlockQ);
+  const int64_t part_floats = rows_max * (p->qkv.dim_v + 2);
   std::unique_ptr<float[]> partials;
   if (w.splits > 1) partials.reset(new float[items * part_floats]);
   auto part_of = [&](const Item& it, int64_t split) {
     float* o = partials.get() + (((it.bk * w.hchunks + it.hc) * w.qchunks + it.qc) * w.splits + split) * part_floats;
-    return PartialRows{o, o + rows_max * p->dim_v, o + rows_max * (p->dim_v + 1)};
+    return PartialRows{o, o + rows_max * p->qkv.dim_v, o + rows_max * (p->qkv.dim_v + 1)};
   };
 
   run_items(items, work, scratch, [&](int64_t i, int worker) {
@@ -214,4 +203,11 @@ extern "C" int attnopt_cpu_flash_attention_fwd(const attnopt_flash_params* calle
   }
   fix_empty_rows(*p);  // rows that see no key, as p->empty_rows states (empty_rows.cpp)
   return ATTNOPT_OK;
+}
+
+// Version 1: converted once (common/params.h), then the same call.
+extern "C" int attnopt_cpu_flash_attention_fwd(const attnopt_flash_params* caller) {
+  if (!caller) return ATTNOPT_ERR_INVALID_ARGUMENT;
+  const attnopt_flash_params_v2 p = attnopt::v2_of(*caller);
+  return attnopt_cpu_flash_attention_fwd_v2(&p);
 }

@@ -5,13 +5,14 @@
 #include <vector>
 
 #include "attnopt/attnopt.h"
+#include "common/params.h"
 #include "common/window_geometry.h"
 #include "cpu/attention_core.h"
 #include "cpu/thread_pool.h"
 
-extern "C" int attnopt_cpu_window_attention_fwd(const attnopt_window_params* p) {
+extern "C" int attnopt_cpu_window_attention_fwd_v2(const attnopt_window_params_v2* p) {
   using namespace attnopt;
-  const int status = attnopt_window_params_check(p);
+  const int status = attnopt_window_params_check_v2(p);
   if (status != ATTNOPT_OK) return status;
   WindowGeometry g;
   make_window_geometry(p->ndim, p->grid, p->window, p->shift, &g);
@@ -21,49 +22,39 @@ extern "C" int attnopt_cpu_window_attention_fwd(const attnopt_window_params* p) 
   // token below len seen once, and the windows to cover all len tokens, so
   // no geometry can read or write past the operands or leave a row unwritten.
   const int64_t nwin = g.num_windows();
-  std::vector<int64_t> start(nwin + 1, 0), members(p->len);
-  std::vector<bool> seen(p->len, false);
+  std::vector<int64_t> start(nwin + 1, 0), members(p->qkv.len_q);
+  std::vector<bool> seen(p->qkv.len_q, false);
   struct Block { int64_t window, first; };
   std::vector<Block> blocks;
   int64_t largest = 0;
   for (int64_t w = 0; w < nwin; ++w) {
     const int64_t size = g.window_size(w);
-    if (size < 1 || size > p->len - start[w]) return ATTNOPT_ERR_INVALID_ARGUMENT;
+    if (size < 1 || size > p->qkv.len_q - start[w]) return ATTNOPT_ERR_INVALID_ARGUMENT;
     largest = std::max(largest, size);
     start[w + 1] = start[w] + size;
     for (int64_t i = 0; i < size; ++i) {
       const int64_t t = g.member_token(w, i);
-      if (t < 0 || t >= p->len || seen[t]) return ATTNOPT_ERR_INVALID_ARGUMENT;
+      if (t < 0 || t >= p->qkv.len_q || seen[t]) return ATTNOPT_ERR_INVALID_ARGUMENT;
       seen[t] = true;
       members[start[w] + i] = t;
     }
     for (int64_t i = 0; i < size; i += kCpuBlockQ) blocks.push_back({w, i});
   }
-  if (start[nwin] != p->len || blocks.empty()) return ATTNOPT_ERR_INVALID_ARGUMENT;
+  if (start[nwin] != p->qkv.len_q || blocks.empty()) return ATTNOPT_ERR_INVALID_ARGUMENT;
 
-  CoreProblem c{};
-  c.dtype = p->dtype;
-  c.q = {p->q.data, {p->q.stride[0], p->q.stride[1], p->q.stride[2], p->q.stride[3]}};
-  c.k = {p->k.data, {p->k.stride[0], p->k.stride[1], p->k.stride[2], p->k.stride[3]}};
-  c.v = {p->v.data, {p->v.stride[0], p->v.stride[1], p->v.stride[2], p->v.stride[3]}};
-  c.o = p->o;
-  for (int i = 0; i < 4; ++i) c.os[i] = p->o_stride[i];
-  c.dqk = p->dim_qk;
-  c.dv = p->dim_v;
-  c.scale = p->scale;
-  c.mask_type = ATTNOPT_MASK_NONE;
+  const CoreProblem c = core_of(p->qkv, p->scale);
 
   const int64_t nblocks = static_cast<int64_t>(blocks.size());
   // Only a window of several query blocks has chunks sharing its keys.
   const bool reuse_keys = largest > kCpuBlockQ;
-  const int64_t group = p->heads_q / p->heads_kv;
+  const int64_t group = p->qkv.heads_q / p->qkv.heads_kv;
   std::vector<CoreScratch> scratch;
   parallel_for(
-      p->batch * p->heads_q * nblocks,
+      p->qkv.batch * p->qkv.heads_q * nblocks,
       [&](int64_t item, int worker) {
         const Block& blk = blocks[item % nblocks];
-        const int64_t h = (item / nblocks) % p->heads_q;
-        const int64_t b = item / (nblocks * p->heads_q);
+        const int64_t h = (item / nblocks) % p->qkv.heads_q;
+        const int64_t b = item / (nblocks * p->qkv.heads_q);
         const int64_t* win = members.data() + start[blk.window];
         const int64_t size = start[blk.window + 1] - start[blk.window];
         const TokenSpan queries{win + blk.first, 0, std::min(kCpuBlockQ, size - blk.first)};
@@ -74,4 +65,11 @@ extern "C" int attnopt_cpu_window_attention_fwd(const attnopt_window_params* p) 
       },
       [&](int workers) { scratch.resize(workers); });
   return ATTNOPT_OK;
+}
+
+// Version 1: converted once (common/params.h), then the same call.
+extern "C" int attnopt_cpu_window_attention_fwd(const attnopt_window_params* caller) {
+  if (!caller) return ATTNOPT_ERR_INVALID_ARGUMENT;
+  const attnopt_window_params_v2 p = attnopt::v2_of(*caller);
+  return attnopt_cpu_window_attention_fwd_v2(&p);
 }

@@ -122,15 +122,15 @@ cudaError_t launch_rows_typed(const RowArgs& r, int64_t batch, int64_t heads_q, 
 
 }  // namespace
 
-cudaError_t launch_empty_rows(attnopt_dtype dtype, const KernelArgs& a, const attnopt_flash_params& p,
+cudaError_t launch_empty_rows(attnopt_dtype dtype, const KernelArgs& a, const attnopt_flash_params_v2& p,
                               cudaStream_t stream) {
-  if (!empty_rows_possible(p) || p.len_q == 0) return cudaSuccess;
-  if ((p.len_q + kRowsPerBlock - 1) / kRowsPerBlock > INT32_MAX) return cudaErrorNotSupported;
+  if (!empty_rows_possible(p) || p.qkv.len_q == 0) return cudaSuccess;
+  if ((p.qkv.len_q + kRowsPerBlock - 1) / kRowsPerBlock > INT32_MAX) return cudaErrorNotSupported;
   const RowArgs r{a, empty_rows_of(p), p.fill_dtype};
   switch (dtype) {
-    case ATTNOPT_F32: return launch_rows_typed<float>(r, p.batch, p.heads_q, stream);
-    case ATTNOPT_F16: return launch_rows_typed<__half>(r, p.batch, p.heads_q, stream);
-    case ATTNOPT_BF16: return launch_rows_typed<__nv_bfloat16>(r, p.batch, p.heads_q, stream);
+    case ATTNOPT_F32: return launch_rows_typed<float>(r, p.qkv.batch, p.qkv.heads_q, stream);
+    case ATTNOPT_F16: return launch_rows_typed<__half>(r, p.qkv.batch, p.qkv.heads_q, stream);
+    case ATTNOPT_BF16: return launch_rows_typed<__nv_bfloat16>(r, p.qkv.batch, p.qkv.heads_q, stream);
   }
   return cudaErrorInvalidValue;
 }

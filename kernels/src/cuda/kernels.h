@@ -29,7 +29,7 @@ cudaError_t launch_mma(attnopt_dtype dtype, bool window, KernelArgs args, const 
 // The literal pass for rows with no visible key (flash_rows.cu), after the
 // attention kernel on the same stream; cudaSuccess without launching when p
 // cannot have such rows.
-cudaError_t launch_empty_rows(attnopt_dtype dtype, const KernelArgs& args, const attnopt_flash_params& p,
+cudaError_t launch_empty_rows(attnopt_dtype dtype, const KernelArgs& args, const attnopt_flash_params_v2& p,
                               cudaStream_t stream);
 // Hopper kernel (flash_wgmma.cu, sm_90a): f16/bf16, Dqk = Dv 64 or 128, no
 // mask, no softcap, TMA-addressable layouts, compute capability 9.0, where

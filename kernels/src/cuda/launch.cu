@@ -40,7 +40,7 @@ bool vec_ok(const void* p, const int64_t s[4], int64_t dim) {
 }
 
 // A bool mask whose rows can be read 8 keys (bytes) at a time.
-bool mask_vec_ok(const attnopt_flash_params* p) {
+bool mask_vec_ok(const attnopt_flash_params_v2* p) {
   const int64_t* s = p->mask_stride;
   return p->mask_type == ATTNOPT_MASK_BOOL && s[3] == 1 && s[0] % 8 == 0 && s[1] % 8 == 0 && s[2] % 8 == 0 &&
          reinterpret_cast<uintptr_t>(p->mask) % 8 == 0;
@@ -51,6 +51,30 @@ void copy4(int64_t dst[4], const int64_t src[4]) { std::memcpy(dst, src, 4 * siz
 bool force_simt() {
   const char* e = std::getenv("ATTNOPT_CUDA_PATH");
   return e && std::strcmp(e, "simt") == 0;
+}
+
+// The part of KernelArgs both ops fill the same way: operands, sizes,
+// group and scale (the one conversion of the C ABI's shared part).
+KernelArgs args_of(const attnopt_qkv& s, float scale) {
+  KernelArgs a{};
+  a.q = s.q.data;
+  a.k = s.k.data;
+  a.v = s.v.data;
+  a.o = s.o;
+  copy4(a.qs, s.q.stride);
+  copy4(a.ks, s.k.stride);
+  copy4(a.vs, s.v.stride);
+  copy4(a.os, s.o_stride);
+  a.len_q = s.len_q;
+  a.len_k = s.len_k;
+  a.dqk = static_cast<int>(s.dim_qk);
+  a.dv = static_cast<int>(s.dim_v);
+  a.group = static_cast<int>(s.heads_q / s.heads_kv);
+  a.scale = scale;
+  a.q_vec = vec_ok(a.q, a.qs, a.dqk);
+  a.k_vec = vec_ok(a.k, a.ks, a.dqk);
+  a.v_vec = vec_ok(a.v, a.vs, a.dv);
+  return a;
 }
 
 int dispatch(attnopt_dtype dtype, bool window, KernelArgs& a, const LaunchShape& s, void* stream) {
@@ -91,69 +115,49 @@ extern "C" {
 
 int attnopt_has_cuda(void) { return 1; }
 
-int attnopt_cuda_flash_attention_fwd(const attnopt_flash_params* caller, void* stream) {
+int attnopt_cuda_flash_attention_fwd_v2(const attnopt_flash_params_v2* caller, void* stream) {
   using namespace attnopt::cuda;
   last_error = cudaSuccess;
-  const int checked = attnopt_flash_params_check(caller);
+  const int checked = attnopt_flash_params_check_v2(caller);
   if (checked != ATTNOPT_OK) return checked;
-  const attnopt_flash_params clamped = attnopt::clamped_params(*caller);  // the kernels and the row pass read these
-  const attnopt_flash_params* p = &clamped;
-  KernelArgs a{};
-  a.q = p->q.data;
-  a.k = p->k.data;
-  a.v = p->v.data;
-  a.o = p->o;
-  copy4(a.qs, p->q.stride);
-  copy4(a.ks, p->k.stride);
-  copy4(a.vs, p->v.stride);
-  copy4(a.os, p->o_stride);
-  a.len_q = p->len_q;
-  a.len_k = p->len_k;
-  a.dqk = static_cast<int>(p->dim_qk);
-  a.dv = static_cast<int>(p->dim_v);
-  a.group = static_cast<int>(p->heads_q / p->heads_kv);
-  a.scale = p->scale;
+  const attnopt_flash_params_v2 clamped = attnopt::clamped_params(*caller);  // the kernels and the row pass read these
+  const attnopt_flash_params_v2* p = &clamped;
+  KernelArgs a = args_of(p->qkv, p->scale);
   a.mask_type = p->mask_type;
   a.mask = p->mask;
   if (p->mask_type != ATTNOPT_MASK_NONE) copy4(a.ms, p->mask_stride);  // else unchecked: left 0
   a.band = attnopt::band_of(*p);  // the window clamped to Nk: the kernels' bounds cannot overflow
   a.softcap = p->softcap;
-  a.q_vec = vec_ok(a.q, a.qs, a.dqk);
-  a.k_vec = vec_ok(a.k, a.ks, a.dqk);
-  a.v_vec = vec_ok(a.v, a.vs, a.dv);
   a.mask_vec = mask_vec_ok(p);
-  const LaunchShape shape{p->batch, p->heads_q, 1, p->len_q};
-  const int rc = dispatch(p->dtype, false, a, shape, stream);
+  const LaunchShape shape{p->qkv.batch, p->qkv.heads_q, 1, p->qkv.len_q};
+  const int rc = dispatch(p->qkv.dtype, false, a, shape, stream);
   if (rc != ATTNOPT_OK) return rc;
-  return status(launch_empty_rows(p->dtype, a, *p, static_cast<cudaStream_t>(stream)));
+  return status(launch_empty_rows(p->qkv.dtype, a, *p, static_cast<cudaStream_t>(stream)));
 }
 
-int attnopt_cuda_window_attention_fwd(const attnopt_window_params* p, void* stream) {
+int attnopt_cuda_window_attention_fwd_v2(const attnopt_window_params_v2* p, void* stream) {
   using namespace attnopt::cuda;
   last_error = cudaSuccess;
-  const int checked = attnopt_window_params_check(p);
+  const int checked = attnopt_window_params_check_v2(p);
   if (checked != ATTNOPT_OK) return checked;
-  KernelArgs a{};
-  a.q = p->q.data;
-  a.k = p->k.data;
-  a.v = p->v.data;
-  a.o = p->o;
-  copy4(a.qs, p->q.stride);
-  copy4(a.ks, p->k.stride);
-  copy4(a.vs, p->v.stride);
-  copy4(a.os, p->o_stride);
-  a.len_q = a.len_k = p->len;
-  a.dqk = static_cast<int>(p->dim_qk);
-  a.dv = static_cast<int>(p->dim_v);
-  a.group = static_cast<int>(p->heads_q / p->heads_kv);
-  a.scale = p->scale;
+  KernelArgs a = args_of(p->qkv, p->scale);
   if (!attnopt::make_window_geometry(p->ndim, p->grid, p->window, p->shift, &a.geo))
     return ATTNOPT_ERR_INVALID_ARGUMENT;  // unreachable after the check; kept next to its use
-  a.q_vec = vec_ok(a.q, a.qs, a.dqk);
-  a.k_vec = vec_ok(a.k, a.ks, a.dqk);
-  a.v_vec = vec_ok(a.v, a.vs, a.dv);
-  const LaunchShape shape{p->batch, p->heads_q, a.geo.num_windows(), a.geo.max_window_size()};
-  return dispatch(p->dtype, true, a, shape, stream);
+  const LaunchShape shape{p->qkv.batch, p->qkv.heads_q, a.geo.num_windows(), a.geo.max_window_size()};
+  return dispatch(p->qkv.dtype, true, a, shape, stream);
+}
+
+// Version 1: converted once (common/params.h), then the same calls.
+int attnopt_cuda_flash_attention_fwd(const attnopt_flash_params* caller, void* stream) {
+  if (!caller) return ATTNOPT_ERR_INVALID_ARGUMENT;
+  const attnopt_flash_params_v2 p = attnopt::v2_of(*caller);
+  return attnopt_cuda_flash_attention_fwd_v2(&p, stream);
+}
+
+int attnopt_cuda_window_attention_fwd(const attnopt_window_params* caller, void* stream) {
+  if (!caller) return ATTNOPT_ERR_INVALID_ARGUMENT;
+  const attnopt_window_params_v2 p = attnopt::v2_of(*caller);
+  return attnopt_cuda_window_attention_fwd_v2(&p, stream);
 }
 
 }  // extern "C"

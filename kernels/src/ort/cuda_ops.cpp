@@ -93,31 +93,29 @@ OrtStatusPtr result(const Kernel& k, const char* op, int rc, const std::string& 
   return fail(k, op, rc == ATTNOPT_ERR_INVALID_ARGUMENT ? ORT_INVALID_ARGUMENT : ORT_FAIL, why + " for " + shape);
 }
 
-std::string describe(attnopt_dtype t, int64_t b, int64_t hq, int64_t hkv, int64_t nq, int64_t nk, int64_t dqk,
-                     int64_t dv) {
-  return dtype_name(t) + " B " + std::to_string(b) + ", heads " + std::to_string(hq) + "/" + std::to_string(hkv) +
-         ", Nq " + std::to_string(nq) + ", Nk " + std::to_string(nk) + ", Dqk " + std::to_string(dqk) + ", Dv " +
-         std::to_string(dv);
+// The shared part as an error message states the call.
+std::string describe(const attnopt_qkv& s) {
+  return dtype_name(s.dtype) + " B " + std::to_string(s.batch) + ", heads " + std::to_string(s.heads_q) + "/" +
+         std::to_string(s.heads_kv) + ", Nq " + std::to_string(s.len_q) + ", Nk " + std::to_string(s.len_k) +
+         ", Dqk " + std::to_string(s.dim_qk) + ", Dv " + std::to_string(s.dim_v);
 }
 
 }  // namespace
 
-OrtStatusPtr cuda_flash(const Kernel& k, OrtKernelContext* ctx, const attnopt_flash_params& p) {
+OrtStatusPtr cuda_flash(const Kernel& k, OrtKernelContext* ctx, const attnopt_flash_params_v2& p) {
   void* stream = nullptr;
   if (OrtStatusPtr st = stream_of(k, "FlashAttention", ctx, &stream)) return st;
-  const int rc = attnopt_cuda_flash_attention_fwd(&p, stream);
+  const int rc = attnopt_cuda_flash_attention_fwd_v2(&p, stream);
   if (rc == ATTNOPT_OK) return nullptr;
-  return result(k, "FlashAttention", rc,
-                describe(p.dtype, p.batch, p.heads_q, p.heads_kv, p.len_q, p.len_k, p.dim_qk, p.dim_v));
+  return result(k, "FlashAttention", rc, describe(p.qkv));
 }
 
-OrtStatusPtr cuda_window(const Kernel& k, OrtKernelContext* ctx, const attnopt_window_params& p) {
+OrtStatusPtr cuda_window(const Kernel& k, OrtKernelContext* ctx, const attnopt_window_params_v2& p) {
   void* stream = nullptr;
   if (OrtStatusPtr st = stream_of(k, "WindowAttention", ctx, &stream)) return st;
-  const int rc = attnopt_cuda_window_attention_fwd(&p, stream);
+  const int rc = attnopt_cuda_window_attention_fwd_v2(&p, stream);
   if (rc == ATTNOPT_OK) return nullptr;
-  return result(k, "WindowAttention", rc,
-                describe(p.dtype, p.batch, p.heads_q, p.heads_kv, p.len, p.len, p.dim_qk, p.dim_v));
+  return result(k, "WindowAttention", rc, describe(p.qkv));
 }
 
 }  // namespace attnopt_ort

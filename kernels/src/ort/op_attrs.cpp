@@ -273,42 +273,54 @@ std::string parse_window_attrs(const AttrLookup& attr, WindowAttrs* out) {
   return "";
 }
 
+namespace {
+
+// The shared part of both ops' parameters from the checked operands (data
+// pointers are set by the caller at run time).
+attnopt_qkv qkv_from(const Operands& ops, const std::vector<int64_t>& out_shape) {
+  attnopt_qkv s{};
+  s.dtype = ops.dtype;
+  s.batch = ops.q.b;
+  s.heads_q = ops.q.h;
+  s.heads_kv = ops.k.h;
+  s.len_q = ops.q.n;
+  s.len_k = ops.k.n;
+  s.dim_qk = ops.q.d;
+  s.dim_v = ops.v.d;
+  copy4(ops.q.stride, s.q.stride);
+  copy4(ops.k.stride, s.k.stride);
+  copy4(ops.v.stride, s.v.stride);
+  Dims4 o;
+  dims4(out_shape, &o);
+  copy4(o.stride, s.o_stride);
+  return s;
+}
+
+}  // namespace
+
 std::string flash_params_from(const FlashAttrs& a, const InputInfo& q, const InputInfo& k, const InputInfo& v,
-                              const InputInfo& mask, attnopt_flash_params* p, std::vector<int64_t>* out_shape,
+                              const InputInfo& mask, attnopt_flash_params_v2* p, std::vector<int64_t>* out_shape,
                               bool* empty) {
   Operands ops;
   std::string err = read_qkv(q, k, v, &ops, out_shape);
   if (!err.empty()) return err;
-  *p = attnopt_flash_params{};
-  p->dtype = ops.dtype;
-  p->batch = ops.q.b;
-  p->heads_q = ops.q.h;
-  p->heads_kv = ops.k.h;
-  p->len_q = ops.q.n;
-  p->len_k = ops.k.n;
-  p->dim_qk = ops.q.d;
-  p->dim_v = ops.v.d;
-  copy4(ops.q.stride, p->q.stride);
-  copy4(ops.k.stride, p->k.stride);
-  copy4(ops.v.stride, p->v.stride);
-  Dims4 o;
-  dims4(*out_shape, &o);
-  copy4(o.stride, p->o_stride);
-  p->scale = a.has_scale ? a.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(p->dim_qk)));
+  *p = attnopt_flash_params_v2{};
+  p->qkv = qkv_from(ops, *out_shape);
+  p->scale = a.has_scale ? a.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(p->qkv.dim_qk)));
   p->causal = a.causal ? 1 : 0;
   p->window = a.sliding_window;
   p->empty_rows = static_cast<int>(a.empty_rows);
   p->mask_fill = a.mask_fill;
   p->causal_fill = a.causal_fill;
   p->fill_once = a.fill_once ? 1 : 0;
-  p->fill_dtype = a.fill_round ? p->dtype : ATTNOPT_F32;
+  p->fill_dtype = a.fill_round ? p->qkv.dtype : ATTNOPT_F32;
   p->softcap = a.softcap;
   p->mask_drop = std::isfinite(a.mask_floor) ? -a.mask_floor : 0.0f;
   if (mask.present) {
     if (!mask_kind(mask.type, &p->mask_type))
       return "mask must be bool, float, float16 or bfloat16";
     // numpy broadcasting, right-aligned, against (B, Hq, Nq, Nk); never expanded.
-    const int64_t target[4] = {p->batch, p->heads_q, p->len_q, p->len_k};
+    const int64_t target[4] = {p->qkv.batch, p->qkv.heads_q, p->qkv.len_q, p->qkv.len_k};
     const size_t r = mask.shape.size();
     if (r < op_table::kMaskRankMin || r > op_table::kMaskRankMax)
       return "mask must have rank " + std::to_string(op_table::kMaskRankMin) + ".." +
@@ -333,25 +345,13 @@ std::string flash_params_from(const FlashAttrs& a, const InputInfo& q, const Inp
 }
 
 std::string window_params_from(const WindowAttrs& a, const InputInfo& q, const InputInfo& k, const InputInfo& v,
-                               attnopt_window_params* p, std::vector<int64_t>* out_shape, bool* empty) {
+                               attnopt_window_params_v2* p, std::vector<int64_t>* out_shape, bool* empty) {
   Operands ops;
   std::string err = read_qkv(q, k, v, &ops, out_shape);
   if (!err.empty()) return err;
   if (ops.k.n != ops.q.n) return "Q and K must have the same number of tokens";
-  *p = attnopt_window_params{};
-  p->dtype = ops.dtype;
-  p->batch = ops.q.b;
-  p->heads_q = ops.q.h;
-  p->heads_kv = ops.k.h;
-  p->len = ops.q.n;
-  p->dim_qk = ops.q.d;
-  p->dim_v = ops.v.d;
-  copy4(ops.q.stride, p->q.stride);
-  copy4(ops.k.stride, p->k.stride);
-  copy4(ops.v.stride, p->v.stride);
-  Dims4 o;
-  dims4(*out_shape, &o);
-  copy4(o.stride, p->o_stride);
+  *p = attnopt_window_params_v2{};
+  p->qkv = qkv_from(ops, *out_shape);
   p->ndim = static_cast<int>(a.spatial.size());
   int64_t tokens = 0;
   if (p->ndim < 1 || p->ndim > ATTNOPT_WINDOW_AXES_MAX || a.window.size() != a.spatial.size() || a.shift.size() != a.spatial.size() ||
@@ -362,9 +362,9 @@ std::string window_params_from(const WindowAttrs& a, const InputInfo& q, const I
     p->window[ax] = a.window[ax];
     p->shift[ax] = a.shift[ax];
   }
-  if (tokens != p->len)
+  if (tokens != p->qkv.len_q)
     return "spatial_shape " + list_str(a.spatial) + " has " + std::to_string(tokens) +
-           " tokens but Q has " + std::to_string(p->len);
+           " tokens but Q has " + std::to_string(p->qkv.len_q);
   p->scale = a.scale;
   *empty = numel(*out_shape) == 0;
   return "";

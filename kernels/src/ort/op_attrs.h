@@ -80,10 +80,10 @@ struct InputInfo {
 // has no element (nothing to compute: an empty batch or no queries).
 // Returns "" or why the inputs are refused.
 std::string flash_params_from(const FlashAttrs& a, const InputInfo& q, const InputInfo& k, const InputInfo& v,
-                              const InputInfo& mask, attnopt_flash_params* p, std::vector<int64_t>* out_shape,
+                              const InputInfo& mask, attnopt_flash_params_v2* p, std::vector<int64_t>* out_shape,
                               bool* empty);
 std::string window_params_from(const WindowAttrs& a, const InputInfo& q, const InputInfo& k, const InputInfo& v,
-                               attnopt_window_params* p, std::vector<int64_t>* out_shape, bool* empty);
+                               attnopt_window_params_v2* p, std::vector<int64_t>* out_shape, bool* empty);
 
 // ONNX Runtime side: the attribute `name` of the node being created, found
 // by trying every typed getter (their failures do not say whether the

@@ -97,38 +97,38 @@ OrtStatusPtr allocate_output(OrtKernelContext* ctx, const std::vector<int64_t>& 
 OrtStatusPtr compute_flash(const Kernel& kern, OrtKernelContext* ctx) {
   TensorView in[4];
   RETURN_IF_ORT_ERROR(view_inputs(ctx, 4, in));
-  attnopt_flash_params p{};
+  attnopt_flash_params_v2 p{};
   std::vector<int64_t> oshape;
   bool empty = false;
   const std::string err = flash_params_from(kern.flash, in[0].info, in[1].info, in[2].info, in[3].info, &p, &oshape, &empty);
   if (!err.empty()) return error(kern.kind, kern.node, err);
-  RETURN_IF_ORT_ERROR(allocate_output(ctx, oshape, &p.o));
+  RETURN_IF_ORT_ERROR(allocate_output(ctx, oshape, &p.qkv.o));
   if (empty) return nullptr;  // no element to write
-  p.q.data = in[0].data;
-  p.k.data = in[1].data;
-  p.v.data = in[2].data;
+  p.qkv.q.data = in[0].data;
+  p.qkv.k.data = in[1].data;
+  p.qkv.v.data = in[2].data;
   p.mask = in[3].data;
   if (kern.cuda) return cuda_flash(kern, ctx, p);
   OnSessionThreads threads(ctx);
-  return status_of(attnopt_cpu_flash_attention_fwd(&p), kern);
+  return status_of(attnopt_cpu_flash_attention_fwd_v2(&p), kern);
 }
 
 OrtStatusPtr compute_window(const Kernel& kern, OrtKernelContext* ctx) {
   TensorView in[3];
   RETURN_IF_ORT_ERROR(view_inputs(ctx, 3, in));
-  attnopt_window_params p{};
+  attnopt_window_params_v2 p{};
   std::vector<int64_t> oshape;
   bool empty = false;
   const std::string err = window_params_from(kern.window, in[0].info, in[1].info, in[2].info, &p, &oshape, &empty);
   if (!err.empty()) return error(kern.kind, kern.node, err);
-  RETURN_IF_ORT_ERROR(allocate_output(ctx, oshape, &p.o));
+  RETURN_IF_ORT_ERROR(allocate_output(ctx, oshape, &p.qkv.o));
   if (empty) return nullptr;  // no element to write
-  p.q.data = in[0].data;
-  p.k.data = in[1].data;
-  p.v.data = in[2].data;
+  p.qkv.q.data = in[0].data;
+  p.qkv.k.data = in[1].data;
+  p.qkv.v.data = in[2].data;
   if (kern.cuda) return cuda_window(kern, ctx, p);
   OnSessionThreads threads(ctx);
-  return status_of(attnopt_cpu_window_attention_fwd(&p), kern);
+  return status_of(attnopt_cpu_window_attention_fwd_v2(&p), kern);
 }
 
 }  // namespace

@@ -45,8 +45,8 @@ OrtStatusPtr infer_shape(OrtShapeInferContext* ctx);
 
 // CUDA execution provider (cuda_ops.cpp): run the C ABI on parameters that
 // compute() parsed and checked, on ORT's compute stream.
-OrtStatusPtr cuda_flash(const Kernel& k, OrtKernelContext* ctx, const attnopt_flash_params& p);
-OrtStatusPtr cuda_window(const Kernel& k, OrtKernelContext* ctx, const attnopt_window_params& p);
+OrtStatusPtr cuda_flash(const Kernel& k, OrtKernelContext* ctx, const attnopt_flash_params_v2& p);
+OrtStatusPtr cuda_window(const Kernel& k, OrtKernelContext* ctx, const attnopt_window_params_v2& p);
 
 }  // namespace attnopt_ort
 

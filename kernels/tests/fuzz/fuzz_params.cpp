@@ -332,33 +332,33 @@ void fuzz_ort(Reader& r, bool window) {
   if (!window) {
     attnopt_ort::FlashAttrs a;
     if (!attnopt_ort::parse_flash_attrs(lookup, &a).empty()) return;
-    attnopt_flash_params p{};
+    attnopt_flash_params_v2 p{};
     if (!attnopt_ort::flash_params_from(a, q, k, v, m, &p, &oshape, &empty).empty() || empty) return;
     const int64_t no = numel(oshape), nm = m.present ? numel(m.shape) : 0;
-    const int64_t work[4] = {p.batch, p.heads_q, p.len_q, p.len_k};
-    if (nq < 0 || nk < 0 || nv < 0 || no < 0 || nm < 0 || !small_work(work, p.dim_qk + p.dim_v)) return;
-    std::vector<uint8_t> qb = operand(p.dtype, nq), kb = operand(p.dtype, nk), vb = operand(p.dtype, nv),
-                         ob = poisoned(p.dtype, no), mb(static_cast<size_t>(nm) * 4 + 1, 0);
+    const int64_t work[4] = {p.qkv.batch, p.qkv.heads_q, p.qkv.len_q, p.qkv.len_k};
+    if (nq < 0 || nk < 0 || nv < 0 || no < 0 || nm < 0 || !small_work(work, p.qkv.dim_qk + p.qkv.dim_v)) return;
+    std::vector<uint8_t> qb = operand(p.qkv.dtype, nq), kb = operand(p.qkv.dtype, nk), vb = operand(p.qkv.dtype, nv),
+                         ob = poisoned(p.qkv.dtype, no), mb(static_cast<size_t>(nm) * 4 + 1, 0);
     if (m.type == ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL) std::memset(mb.data(), 1, mb.size());
-    p.q.data = qb.data(); p.k.data = kb.data(); p.v.data = vb.data(); p.o = ob.data();
+    p.qkv.q.data = qb.data(); p.qkv.k.data = kb.data(); p.qkv.v.data = vb.data(); p.qkv.o = ob.data();
     p.mask = m.present ? mb.data() : nullptr;
-    if (attnopt_cpu_flash_attention_fwd(&p) != ATTNOPT_OK) fail("flash: the glue accepted inputs the kernel refuses");
-    if (!all_written(p.dtype, ob, no)) fail("flash: accepted inputs left output elements unwritten");
+    if (attnopt_cpu_flash_attention_fwd_v2(&p) != ATTNOPT_OK) fail("flash: the glue accepted inputs the kernel refuses");
+    if (!all_written(p.qkv.dtype, ob, no)) fail("flash: accepted inputs left output elements unwritten");
   } else {
     attnopt_ort::WindowAttrs a;
     if (!attnopt_ort::parse_window_attrs(lookup, &a).empty()) return;
-    attnopt_window_params p{};
+    attnopt_window_params_v2 p{};
     if (!attnopt_ort::window_params_from(a, q, k, v, &p, &oshape, &empty).empty() || empty) return;
     const int64_t no = numel(oshape);
     attnopt::WindowGeometry g;
     attnopt::make_window_geometry(p.ndim, p.grid, p.window, p.shift, &g);
-    const int64_t work[4] = {p.batch, p.heads_q, p.len, g.max_window_size()};
-    if (nq < 0 || nk < 0 || nv < 0 || no < 0 || !small_work(work, p.dim_qk + p.dim_v)) return;
-    std::vector<uint8_t> qb = operand(p.dtype, nq), kb = operand(p.dtype, nk), vb = operand(p.dtype, nv),
-                         ob = poisoned(p.dtype, no);
-    p.q.data = qb.data(); p.k.data = kb.data(); p.v.data = vb.data(); p.o = ob.data();
-    if (attnopt_cpu_window_attention_fwd(&p) != ATTNOPT_OK) fail("window: the glue accepted inputs the kernel refuses");
-    if (!all_written(p.dtype, ob, no)) fail("window: accepted inputs left output elements unwritten");
+    const int64_t work[4] = {p.qkv.batch, p.qkv.heads_q, p.qkv.len_q, g.max_window_size()};
+    if (nq < 0 || nk < 0 || nv < 0 || no < 0 || !small_work(work, p.qkv.dim_qk + p.qkv.dim_v)) return;
+    std::vector<uint8_t> qb = operand(p.qkv.dtype, nq), kb = operand(p.qkv.dtype, nk), vb = operand(p.qkv.dtype, nv),
+                         ob = poisoned(p.qkv.dtype, no);
+    p.qkv.q.data = qb.data(); p.qkv.k.data = kb.data(); p.qkv.v.data = vb.data(); p.qkv.o = ob.data();
+    if (attnopt_cpu_window_attention_fwd_v2(&p) != ATTNOPT_OK) fail("window: the glue accepted inputs the kernel refuses");
+    if (!all_written(p.qkv.dtype, ob, no)) fail("window: accepted inputs left output elements unwritten");
   }
 }
 
