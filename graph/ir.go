@@ -158,6 +158,11 @@ func (n *Node) Is(op string) bool {
 	return n.OpType == op && CanonicalDomain(n.Domain) == ""
 }
 
+// IsFloatCast reports whether n (nil: no) is a Cast to a floating type.
+func (n *Node) IsFloatCast() bool {
+	return n != nil && n.Is("Cast") && DType(n.AttrInt("to", 0)).IsFloat()
+}
+
 // Label names the node for messages: its name, or its op and first output.
 func (n *Node) Label() string {
 	if n.Name != "" {

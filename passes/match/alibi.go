@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/match/posmask"
 )
 
 // ALiBi with causal. MPT-type models add slope_h·(j − i) to the scores,
@@ -16,14 +17,14 @@ import (
 // alibiConst reads a constant bias that drops exactly the keys above a
 // triangle with one fill and, where it keeps keys, equals its last query
 // row plus a per-row constant. rest is the per-key term left beside causal.
-func alibiConst(l maskLeaf) (t tri, fill *float64, rest MaskTerm, ok bool) {
+func alibiConst(l maskLeaf) (t posmask.Tri, fill *float64, rest MaskTerm, ok bool) {
 	t, ok = biasDropTri(l)
 	if !ok {
-		return tri{}, nil, MaskTerm{}, false
+		return posmask.Tri{}, nil, MaskTerm{}, false
 	}
 	fill, ok = dropValue(l.v.Const)
 	if !ok || !rowShifted(l.v.Const, t) {
-		return tri{}, nil, MaskTerm{}, false
+		return posmask.Tri{}, nil, MaskTerm{}, false
 	}
 	return t, fill, MaskTerm{Kind: MaskAdditive, Value: l.v, Form: MaskFormAdd, KeyRow: true}, true
 }
@@ -37,7 +38,7 @@ func dropValue(c *graph.Tensor) (*float64, bool) {
 	var drop *float64
 	seen := false
 	for _, x := range vals {
-		if !negInf(x) {
+		if !posmask.NegInf(x) {
 			continue
 		}
 		if seen && fillValue(drop) != x {
@@ -50,10 +51,10 @@ func dropValue(c *graph.Tensor) (*float64, bool) {
 
 // rowShifted reports whether every kept entry (i, j) of c's planes is
 // c[last, j] plus a constant of row i, and the last row keeps every key.
-func rowShifted(c *graph.Tensor, t tri) bool {
+func rowShifted(c *graph.Tensor, t posmask.Tri) bool {
 	dims := c.Dims
 	rows, cols := dims[len(dims)-2], dims[len(dims)-1]
-	off, ok := t.off.Value()
+	off, ok := t.Off.Value()
 	if !ok || rows == 0 || cols == 0 || rows-1+off < cols-1 {
 		return false
 	}
@@ -94,8 +95,8 @@ type alibiRamp struct {
 func (r *alibiRamp) holds(s *draft) bool {
 	switch {
 	case r.row != nil:
-		off, ok := dimMinus(s.KVLen, s.QLen)
-		return s.Causal && ok && rowShifted(r.row, tri{off: off})
+		off, ok := posmask.DimMinus(s.KVLen, s.QLen)
+		return s.Causal && ok && rowShifted(r.row, posmask.Tri{Off: off})
 	case r.abs:
 		// slopes·(−|j − i|) is slopes·(j − i) only on the keys j ≤ i.
 		return s.Causal && s.QLen.Equal(s.KVLen)
@@ -106,7 +107,7 @@ func (r *alibiRamp) holds(s *draft) bool {
 // alibiRowOf reads a constant bias (N > 1 rows) as a candidate KeyRow.
 func alibiRowOf(l maskLeaf) (alibiRamp, bool) {
 	c := l.v.Const
-	if !l.bias || c == nil || !c.DType.IsFloat() || len(c.Dims) < 2 || c.Dims[len(c.Dims)-2] < 2 || c.Numel() > maxTriConst {
+	if !l.bias || c == nil || !c.DType.IsFloat() || len(c.Dims) < 2 || c.Dims[len(c.Dims)-2] < 2 || c.Numel() > posmask.MaxConst {
 		return alibiRamp{}, false
 	}
 	return alibiRamp{term: MaskTerm{Kind: MaskAdditive, Value: l.v, Form: MaskFormAdd, KeyRow: true}, row: c}, true
@@ -158,7 +159,7 @@ func relRamp(x *graph.Value, sign int, isAbs bool, depth int) (int, bool, *graph
 		return 0, false, nil, false
 	}
 	switch {
-	case keepsPlane(p) || p.Is("Cast"):
+	case posmask.KeepsPlane(p) || p.Is("Cast"):
 		return relRamp(p.Input(0), sign, isAbs, depth+1)
 	case p.Is("Neg"):
 		return relRamp(p.Input(0), -sign, isAbs, depth+1)
@@ -167,12 +168,12 @@ func relRamp(x *graph.Value, sign int, isAbs bool, depth int) (int, bool, *graph
 		s, _, key, ok := relRamp(p.Input(0), 1, true, depth+1)
 		return -sign, true, key, ok && s != 0
 	case p.Is("Sub"):
-		a, okA := rampOf(p.Input(0), 0)
-		b, okB := rampOf(p.Input(1), 0)
-		if !okA || !okB || a.axis == b.axis || a.axis > 1 || b.axis > 1 || !a.off.Equal(b.off) {
+		a, okA := posmask.RampOf(p.Input(0), 0)
+		b, okB := posmask.RampOf(p.Input(1), 0)
+		if !okA || !okB || a.Axis == b.Axis || a.Axis > 1 || b.Axis > 1 || !a.Off.Equal(b.Off) {
 			return 0, false, nil, false
 		}
-		if a.axis == 0 {
+		if a.Axis == 0 {
 			return sign, isAbs, p.Input(0), true
 		}
 		return -sign, isAbs, p.Input(1), true

@@ -2,6 +2,7 @@ package match
 
 import (
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/match/posmask"
 )
 
 // Keras masks its scores by blending (keras/src/layers/attention: the
@@ -40,7 +41,7 @@ func dropTerm(mul *graph.Node) (cond *graph.Value, fill float64, ok bool) {
 	for i := 0; i < 2; i++ {
 		c, okC := mul.Input(i).Scalar()
 		cast := mul.Input(1 - i).Producer()
-		if !okC || !isFloatCast(cast) {
+		if !okC || !cast.IsFloatCast() {
 			continue
 		}
 		not := cast.Input(0).Producer()
@@ -56,11 +57,11 @@ func dropTerm(mul *graph.Node) (cond *graph.Value, fill float64, ok bool) {
 // Cast(cond), or a constant whose nonzero pattern is cond's (tf2onnx folds
 // the Cast of a constant condition but not the Not beside it).
 func keepFactorOf(x, cond *graph.Value) bool {
-	if p := x.Producer(); isFloatCast(p) && p.Input(0) == cond {
+	if p := x.Producer(); p.IsFloatCast() && p.Input(0) == cond {
 		return true
 	}
 	a, b := x.Const, cond.Const
-	if a == nil || b == nil || a.Numel() != b.Numel() || a.Numel() > maxTriConst || len(a.Dims) != len(b.Dims) {
+	if a == nil || b == nil || a.Numel() != b.Numel() || a.Numel() > posmask.MaxConst || len(a.Dims) != len(b.Dims) {
 		return false
 	}
 	for i := range a.Dims {

@@ -2,6 +2,7 @@ package match
 
 import (
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/match/posmask"
 )
 
 // maskLeaf is one term of a combined mask: an additive bias, or a bool
@@ -21,7 +22,7 @@ type maskLeaf struct {
 // lengths are known; term is what the site keeps when the offset is not the
 // op's alignment.
 type causalTerm struct {
-	t    tri
+	t    posmask.Tri
 	v    *graph.Value
 	term MaskTerm
 	// keep: the term carries more than the triangle (a constant bias with
@@ -58,11 +59,11 @@ func biasLeaves(v *graph.Value, depth int) []maskLeaf {
 		// min of two drop terms drops a key once: one group.
 		return inGroup(append(biasLeaves(p.Input(0), depth+1), biasLeaves(p.Input(1), depth+1)...), p)
 	case p.Is("Where"):
-		if cond, inv, ok := boolMaskOfWhere(p); ok {
+		if cond, inv, ok := posmask.BoolMaskOfWhere(p); ok {
 			return withFill(condLeaves(cond, inv, depth+1), finiteFill(whereFill(p)), p)
 		}
 		for i := 1; i <= 2; i++ {
-			if c, ok := p.Input(i).Scalar(); ok && negInf(c) {
+			if c, ok := p.Input(i).Scalar(); ok && posmask.NegInf(c) {
 				if _, ok := p.Input(3 - i).Scalar(); ok {
 					break
 				}
@@ -142,7 +143,7 @@ func sharesFill(leaves []maskLeaf, c int) bool {
 // keepsAll reports a leaf that keeps every key (a zero bias, an all-true
 // condition).
 func keepsAll(l maskLeaf) bool {
-	return (l.bias && isZeroTensor(l.v)) || (!l.bias && filledWith(l.v, func(x float64) bool { return (x != 0) != l.inverted }))
+	return (l.bias && isZeroTensor(l.v)) || (!l.bias && posmask.FilledWith(l.v, func(x float64) bool { return (x != 0) != l.inverted }))
 }
 
 // condLeaves splits a keep condition And(a, b) (or a drop condition
@@ -157,7 +158,7 @@ func condLeaves(c *graph.Value, inverted bool, depth int) []maskLeaf {
 		// The broadcast is redone by the op: each term of the expanded
 		// condition broadcasts to the scores as well.
 		return condLeaves(p.Input(0), inverted, depth+1)
-	case isNoopSlice(p):
+	case posmask.IsNoopSlice(p):
 		return condLeaves(p.Input(0), inverted, depth+1)
 	case p.Is("Cast") && p.Input(0).Type.DType == graph.Bool && graph.DType(p.AttrInt("to", 0)) == graph.Bool:
 		return condLeaves(p.Input(0), inverted, depth+1)
@@ -165,7 +166,7 @@ func condLeaves(c *graph.Value, inverted bool, depth int) []maskLeaf {
 		// bool(Where(c, 0, fill)) of an additive mask is true where it
 		// drops (transformers' MPT: eager_mask(…).to(bool)).
 		if w := p.Input(0).Producer(); w != nil && w.Is("Where") {
-			if cond, inv, ok := boolMaskOfWhere(w); ok {
+			if cond, inv, ok := posmask.BoolMaskOfWhere(w); ok {
 				return condLeaves(cond, inverted == inv, depth+1)
 			}
 		}
@@ -197,33 +198,33 @@ func nonPositive(v *graph.Value, depth int) bool {
 		return nonPositive(p.Input(0), depth+1) && nonPositive(p.Input(1), depth+1)
 	case p.Is("Mul"):
 		for i := 0; i < 2; i++ {
-			if c, ok := p.Input(1 - i).Scalar(); ok && c <= 0 && zeroOne(p.Input(i), depth+1) {
+			if c, ok := p.Input(1 - i).Scalar(); ok && c <= 0 && posmask.ZeroOne(p.Input(i), depth+1) {
 				return true
 			}
 		}
-	case isFloatCast(p):
+	case p.IsFloatCast():
 		return nonPositive(p.Input(0), depth+1)
 	}
-	_, ok := biasTri(v, depth+1)
+	_, ok := posmask.BiasTri(v, depth+1)
 	return ok
 }
 
 // leafPattern is the triangular keep pattern of a leaf, if it has one.
-func leafPattern(l maskLeaf) (tri, bool) {
+func leafPattern(l maskLeaf) (posmask.Tri, bool) {
 	if l.bias {
-		return biasTri(l.v, 0)
+		return posmask.BiasTri(l.v, 0)
 	}
-	t, ok := boolTri(l.v, 0)
+	t, ok := posmask.BoolTri(l.v, 0)
 	if l.inverted {
-		t = t.flip()
+		t = t.Flip()
 	}
 	return t, ok
 }
 
 // leafTri is the keep pattern of a leaf when it is causal.
-func leafTri(l maskLeaf) (tri, bool) {
+func leafTri(l maskLeaf) (posmask.Tri, bool) {
 	t, ok := leafPattern(l)
-	return t, ok && !t.neg
+	return t, ok && !t.Neg
 }
 
 // peelCausalLeaves records the leaves of a mask when at least one is
@@ -234,7 +235,7 @@ func (m *matcher) peelCausalLeaves(s *draft, leaves []maskLeaf, term func(maskLe
 	for _, l := range leaves {
 		_, ok1 := leafTri(l)
 		_, ok2 := biasDropTri(l)
-		_, _, ok3 := leafBand(l)
+		_, _, ok3 := posmask.LeafBand(l.v, l.bias, l.inverted)
 		found = found || ok1 || ok2 || ok3
 	}
 	if !found {
@@ -244,7 +245,7 @@ func (m *matcher) peelCausalLeaves(s *draft, leaves []maskLeaf, term func(maskLe
 		if keepsAll(l) {
 			continue
 		}
-		if t, band, ok := leafBand(l); ok {
+		if t, band, ok := posmask.LeafBand(l.v, l.bias, l.inverted); ok {
 			// Causal and the band in one term: causal when it fits, and a
 			// mask until the window states the band too.
 			s.causalTerms = append(s.causalTerms, causalTerm{t: t, v: l.v, term: term(l), fill: leafFill(l), once: sharesFill(leaves, i), band: true})
@@ -273,7 +274,7 @@ func (m *matcher) peelCausalLeaves(s *draft, leaves []maskLeaf, term func(maskLe
 			s.causalTerms = append(s.causalTerms, causalTerm{v: l.v, term: term(l), ramp: &r})
 			continue
 		}
-		if t, ok := leafPattern(l); ok && t.neg {
+		if t, ok := leafPattern(l); ok && t.Neg {
 			// Keys j > i + off: with the causal term, a sliding window.
 			s.band = &causalTerm{t: t, v: l.v, term: term(l), fill: leafFill(l)}
 		}
@@ -286,12 +287,12 @@ func (m *matcher) peelCausalLeaves(s *draft, leaves []maskLeaf, term func(maskLe
 // above a triangle and holds finite values elsewhere: a relative-position
 // bias with the causal mask folded in (T5 under dynamo). The op can then
 // skip the dropped keys while the bias stays its mask.
-func biasDropTri(l maskLeaf) (tri, bool) {
+func biasDropTri(l maskLeaf) (posmask.Tri, bool) {
 	if !l.bias || l.v.Const == nil || !l.v.Const.DType.IsFloat() {
-		return tri{}, false
+		return posmask.Tri{}, false
 	}
-	t, ok := constTri(l.v.Const, func(x float64) bool { return !negInf(x) })
-	return t, ok && !t.neg
+	t, ok := posmask.ConstTri(l.v.Const, func(x float64) bool { return !posmask.NegInf(x) })
+	return t, ok && !t.Neg
 }
 
 // peelCausalBias handles scores + bias where the bias has a causal term.
@@ -313,7 +314,7 @@ func (m *matcher) peelCausalCond(cond *graph.Value, inverted bool, fill float64,
 	leaves := withFill(condLeaves(cond, inverted, 0), finiteFill(fill), cond.Producer())
 	return m.peelCausalLeaves(s, leaves, func(l maskLeaf) MaskTerm {
 		t := MaskTerm{Kind: MaskBool, Value: l.v, Inverted: l.inverted, Fill: finiteFill(fill), Form: MaskFormWhere}
-		if !negInf(fill) {
+		if !posmask.NegInf(fill) {
 			t.Kind = MaskAdditive
 		}
 		return t
@@ -365,8 +366,8 @@ func (m *matcher) resolveCausal(s *draft) (kept bool) {
 	if s.band != nil && s.Causal && onPlane(s, s.band.v, s.band.term.BatchView) && fillValue(s.band.fill) == fillValue(s.Fills.Causal) {
 		// The band keeps j ≥ i + off + 1 and causal j ≤ i + Nk − Nq: each
 		// query sees the w = Nk − Nq − off keys before it (itself included).
-		if lag, ok := dimMinus(s.KVLen, s.QLen); ok {
-			if w, ok := dimMinus(lag, s.band.t.off); ok && w.Static() && w.C > 0 {
+		if lag, ok := posmask.DimMinus(s.KVLen, s.QLen); ok {
+			if w, ok := posmask.DimMinus(lag, s.band.t.Off); ok && w.Static() && w.C > 0 {
 				s.SlidingWindow = w.C
 				dropMask(s, unexpand(s.band.v))
 			}
@@ -398,5 +399,5 @@ func onPlane(s *draft, v *graph.Value, view []graph.Dim) bool {
 }
 
 func causalFits(s *draft, c causalTerm) bool {
-	return onPlane(s, c.v, c.term.BatchView) && c.t.off.Add(s.QLen).Equal(s.KVLen)
+	return onPlane(s, c.v, c.term.BatchView) && c.t.Off.Add(s.QLen).Equal(s.KVLen)
 }

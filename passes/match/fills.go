@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/match/posmask"
 )
 
 // Fills: what the source graph adds to the score of a key it drops. A row
@@ -38,14 +39,6 @@ func fillValue(f *float64) float64 {
 	return *f
 }
 
-// dropsKey reports a fill that drops a key from a softmax in type dt:
-// −inf or at most −1e30, or float16's finfo.min (−65504), which dynamo's
-// fp16 exports fill with (every score plus it is exp(·) = 0 in float16
-// next to any kept key).
-func dropsKey(x float64, dt graph.DType) bool {
-	return negInf(x) || dt == graph.Float16 && x <= -65504
-}
-
 // whereFill is the dropping scalar of Where(m, 0, fill) or Where(m, fill, 0).
 func whereFill(w *graph.Node) float64 {
 	x, _ := w.Input(1).Scalar()
@@ -78,7 +71,7 @@ func (s *draft) noteFillType(n *graph.Node) {
 	}
 }
 
-// biasDropFill is the value a triangular additive bias (biasTri) holds on
+// biasDropFill is the value a triangular additive bias (posmask.BiasTri) holds on
 // the keys it drops: a constant's dropped entries, Where(c, 0, fill),
 // Trilu of a full fill, or m·fill. nil is −inf; ok is false when the value
 // is not one number.
@@ -88,7 +81,7 @@ func biasDropFill(v *graph.Value, depth int) (f *float64, ok bool) {
 	}
 	if v.Const != nil {
 		vals, err := v.Const.Float64s()
-		if err != nil || v.Const.Numel() > maxTriConst {
+		if err != nil || v.Const.Numel() > posmask.MaxConst {
 			return nil, false
 		}
 		var drop *float64
@@ -108,7 +101,7 @@ func biasDropFill(v *graph.Value, depth int) (f *float64, ok bool) {
 	switch {
 	case p == nil:
 		return nil, false
-	case keepsPlane(p) || isFloatCast(p) && p.Input(0).Type.DType.IsFloat():
+	case posmask.KeepsPlane(p) || p.IsFloatCast() && p.Input(0).Type.DType.IsFloat():
 		return biasDropFill(p.Input(0), depth+1)
 	case p.Is("Where"):
 		return finiteFill(whereFill(p)), true
@@ -116,7 +109,7 @@ func biasDropFill(v *graph.Value, depth int) (f *float64, ok bool) {
 		return filledValue(p.Input(0))
 	case p.Is("Mul"):
 		for i := 0; i < 2; i++ {
-			if c, ok := p.Input(1 - i).Scalar(); ok && negInf(c) {
+			if c, ok := p.Input(1 - i).Scalar(); ok && posmask.NegInf(c) {
 				return finiteFill(c), true
 			}
 		}
@@ -124,11 +117,11 @@ func biasDropFill(v *graph.Value, depth int) (f *float64, ok bool) {
 	return nil, false
 }
 
-// filledValue is the one value of a tensor filledWith accepts.
+// filledValue is the one value of a tensor posmask.FilledWith accepts.
 func filledValue(v *graph.Value) (*float64, bool) {
 	var got *float64
 	seen, same := false, true
-	filledWith(v, func(x float64) bool {
+	posmask.FilledWith(v, func(x float64) bool {
 		if seen && fillValue(got) != x {
 			same = false
 		}

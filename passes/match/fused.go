@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/match/posmask"
 	"github.com/attnopt/attnopt/passes/schema"
 )
 
@@ -155,7 +156,7 @@ func liftMask(s *draft, m *graph.Value, what string) *Reject {
 	if !last.Equal(s.KVLen) && !(last.Static() && last.C == 1) {
 		return reject(CodeMask, m, "%s %q covers %s keys of %s (a shorter mask is padded; not lifted)", what, m.Name, last, s.KVLen)
 	}
-	if (m.Type.DType == graph.Bool && filledWith(m, func(x float64) bool { return x != 0 })) || isZeroTensor(m) {
+	if (m.Type.DType == graph.Bool && posmask.FilledWith(m, func(x float64) bool { return x != 0 })) || isZeroTensor(m) {
 		return nil // keeps every key (dynamo folds an absent padding mask to all-true): no mask
 	}
 	if liftCausal(s, m) {

@@ -2,6 +2,7 @@ package match
 
 import (
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/match/posmask"
 )
 
 // A padding mask is often built as a full (…, Nq, Nk) plane that is the same
@@ -84,7 +85,7 @@ func invariantAlong(v *graph.Value, a int, depth int) bool {
 
 // constInvariant checks a constant element by element along axis ax.
 func constInvariant(c *graph.Tensor, ax int) bool {
-	if c.Numel() > maxTriConst || ax >= len(c.Dims) {
+	if c.Numel() > posmask.MaxConst || ax >= len(c.Dims) {
 		return false
 	}
 	vals, err := c.Float64s()

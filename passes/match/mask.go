@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/match/posmask"
 )
 
 // Mask family. Variants:
@@ -66,10 +67,10 @@ func unexpand(v *graph.Value) *graph.Value {
 // changes nothing but the broadcast shape.
 func AllTrue(v *graph.Value) bool {
 	c := v.Const
-	if c == nil || c.DType != graph.Bool || c.Numel() > maxTriConst {
+	if c == nil || c.DType != graph.Bool || c.Numel() > posmask.MaxConst {
 		return false
 	}
-	return constValues(c, func(x float64) bool { return x != 0 })
+	return posmask.ConstValues(c, func(x float64) bool { return x != 0 })
 }
 
 // addTerm is the bias of scores + bias.
@@ -90,7 +91,7 @@ var addForms = []maskForm[addTerm]{
 		if w == nil || !w.Is("Where") {
 			return false, nil
 		}
-		cond, inv, ok := boolMaskOfWhere(w)
+		cond, inv, ok := posmask.BoolMaskOfWhere(w)
 		if !ok {
 			return false, nil
 		}
@@ -140,7 +141,7 @@ func (m *matcher) peelSubMask(n *graph.Node, s *draft) (*graph.Value, []*graph.N
 		// Megatron's w·b − c·(1 − b): Where(b, w, −c) when b holds only 0
 		// and 1, which a Cast of a bool proves.
 		cast := b.Producer()
-		if !isFloatCast(cast) || cast.Input(0).Type.DType != graph.Bool {
+		if !cast.IsFloatCast() || cast.Input(0).Type.DType != graph.Bool {
 			return nil, nil, reject(CodeMask, b, "the scores are blended with mask %q as w·b − c·(1 − b), and %q is %s, not a cast of a bool: a multiplicative mask that is not provably 0 or 1", b.Name, b.Name, b.Type.DType)
 		}
 		c := complementScale(bias)
@@ -239,25 +240,6 @@ func scoreLike(v *graph.Value) bool {
 	return false
 }
 
-// boolMaskOfWhere recognises Where(m, 0, -inf) and Where(m, -inf, 0): the
-// additive form of a boolean mask. inverted is true when m marks the keys
-// to drop.
-func boolMaskOfWhere(w *graph.Node) (cond *graph.Value, inverted, ok bool) {
-	x, okX := w.Input(1).Scalar()
-	y, okY := w.Input(2).Scalar()
-	if !okX || !okY {
-		return nil, false, false
-	}
-	dt := w.Output(0).Type.DType
-	switch {
-	case x == 0 && dropsKey(y, dt):
-		return w.Input(0), false, true
-	case dropsKey(x, dt) && y == 0:
-		return w.Input(0), true, true
-	}
-	return nil, false, false
-}
-
 // whereTerm is Where(cond, scores, fill), or Where(cond, fill, scores) when
 // inverted.
 type whereTerm struct {
@@ -290,7 +272,7 @@ var whereForms = []maskForm[whereTerm]{
 	}},
 	// A bool mask filled with -inf.
 	{take: func(m *matcher, n *graph.Node, t whereTerm, s *draft) (bool, *Reject) {
-		if !negInf(t.fill) {
+		if !posmask.NegInf(t.fill) {
 			return false, nil
 		}
 		m.addMask(s, MaskTerm{Kind: MaskBool, Value: t.cond, Inverted: t.inverted, Fill: finiteFill(t.fill), Form: MaskFormWhere})

@@ -16,7 +16,7 @@ import (
 // outputRules are the steps from the probabilities to their product with
 // V, one entry per variant (match_rules.go).
 var outputRules = []outputRule{
-	{op: "Cast", when: func(m *matcher, n *graph.Node, idx int, s *draft) bool { return isFloatCast(n) },
+	{op: "Cast", when: func(m *matcher, n *graph.Node, idx int, s *draft) bool { return n.IsFloatCast() },
 		peel: func(m *matcher, n *graph.Node, idx int, s *draft) (*graph.Value, []*graph.Node, *Reject) {
 			s.SoftCasts = true
 			return n.Output(0), nil, nil

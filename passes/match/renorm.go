@@ -30,7 +30,7 @@ func renormMask(p *graph.Value) (nodes []*graph.Node, cond *graph.Value, out *gr
 	mul := uses[0].Node
 	c := mul.Input(1 - uses[0].Index)
 	cast := c.Producer()
-	if !isFloatCast(cast) || cast.Input(0).Type.DType != graph.Bool {
+	if !cast.IsFloatCast() || cast.Input(0).Type.DType != graph.Bool {
 		return nil, nil, nil
 	}
 	x := mul.Output(0)

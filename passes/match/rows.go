@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/match/posmask"
 )
 
 // EmptyRows is what a row that sees no key yields: the canonical op's and
@@ -125,7 +126,7 @@ func (s *Match) MaySeeNoKey() bool {
 // fill entirely is the source's literal row, which mask_floor finds.
 func finiteTerms(s *Match) bool {
 	for _, t := range s.Masks {
-		if t.Kind != MaskAdditive || !(t.Floor < 0 || t.Fill != nil && !negInf(*t.Fill)) {
+		if t.Kind != MaskAdditive || !(t.Floor < 0 || t.Fill != nil && !posmask.NegInf(*t.Fill)) {
 			return false
 		}
 	}
@@ -153,7 +154,7 @@ func finiteFloor(s *Match) float64 {
 	floor := 0.0
 	for _, t := range s.Masks {
 		fill := t.Floor
-		if t.Kind == MaskAdditive && t.Fill != nil && !negInf(*t.Fill) && *t.Fill < 0 {
+		if t.Kind == MaskAdditive && t.Fill != nil && !posmask.NegInf(*t.Fill) && *t.Fill < 0 {
 			fill = *t.Fill
 		}
 		if fill < 0 && (floor == 0 || fill/2 > floor) {

@@ -74,7 +74,7 @@ var viewRules = []viewRule{
 // which loses nothing.
 func widensFloat(n *graph.Node) bool {
 	from := n.Input(0).Type.DType
-	return isFloatCast(n) && from.IsFloat() && graph.DType(n.AttrInt("to", 0)).Bits() >= from.Bits()
+	return n.IsFloatCast() && from.IsFloat() && graph.DType(n.AttrInt("to", 0)).Bits() >= from.Bits()
 }
 
 // viewStep is the view rule x's producer matches, and that producer's input.

@@ -1,15 +1,14 @@
 package match
 
 import (
-	"math"
-
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/match/posmask"
 )
 
 // scoreRules are the steps exporters put between Q·Kᵀ and the softmax, one
 // entry per variant (match_rules.go).
 var scoreRules = []scoreRule{
-	{op: "Cast", when: isFloatCast, peel: func(m *matcher, n *graph.Node, s *draft) (*graph.Value, []*graph.Node, *Reject) {
+	{op: "Cast", when: (*graph.Node).IsFloatCast, peel: func(m *matcher, n *graph.Node, s *draft) (*graph.Value, []*graph.Node, *Reject) {
 		s.SoftCasts = true
 		return n.Input(0), nil, nil
 	}},
@@ -116,7 +115,7 @@ func scaleEarlierTerms(s *draft, nm, nc int, c float64, at *graph.Node) *Reject 
 	}
 	for i := nc; i < len(s.causalTerms); i++ {
 		ct := &s.causalTerms[i]
-		if ct.fill != nil && !negInf(*ct.fill) || ct.keep || ct.rest != nil || ct.ramp != nil {
+		if ct.fill != nil && !posmask.NegInf(*ct.fill) || ct.keep || ct.rest != nil || ct.ramp != nil {
 			return reject(CodeMask, at, "a causal mask with a finite fill or a position bias is added before the scores are scaled by %g", c)
 		}
 		if r := scaleTerm(&ct.term, c, at); r != nil {
@@ -128,7 +127,7 @@ func scaleEarlierTerms(s *draft, nm, nc int, c float64, at *graph.Node) *Reject 
 
 func scaleTerm(t *MaskTerm, c float64, at *graph.Node) *Reject {
 	switch {
-	case t.Kind == MaskBool && (t.Fill == nil || negInf(*t.Fill)):
+	case t.Kind == MaskBool && (t.Fill == nil || posmask.NegInf(*t.Fill)):
 	case t.Kind == MaskAdditive && t.Fill != nil:
 		f := *t.Fill * c
 		t.Fill = &f
@@ -179,10 +178,6 @@ func (m *matcher) peelScale(n *graph.Node, s *draft, where ScaleForm) (*graph.Va
 	s.ScaleForm |= where
 	return x, nil
 }
-
-// negInf reports whether x is a fill that removes a key: -inf, or a finite
-// value so negative that exp underflows in every float type (finfo.min).
-func negInf(x float64) bool { return math.IsInf(x, -1) || x <= -1e30 }
 
 // matchQKMatMul records Q and Kᵀ from MatMul(Q, Kᵀ), peeling a scale on
 // either side.

@@ -172,7 +172,7 @@ func (m *matcher) matchVType(s *draft) *Reject {
 	if vt == s.DType || vt == graph.Undefined {
 		return nil
 	}
-	if p := s.V.Producer(); p != nil && isFloatCast(p) && p.Input(0).Type.DType == s.DType {
+	if p := s.V.Producer(); p != nil && p.IsFloatCast() && p.Input(0).Type.DType == s.DType {
 		s.V = p.Input(0)
 		return nil
 	}

@@ -25,7 +25,7 @@ func softcapOf(n *graph.Node) (float64, []*graph.Node, bool) {
 		}
 		var took []*graph.Node
 		p := n.Input(i).Producer()
-		for p != nil && isFloatCast(p) && len(took) < 2 {
+		for p != nil && p.IsFloatCast() && len(took) < 2 {
 			took = append(took, p)
 			p = p.Input(0).Producer()
 		}
@@ -60,7 +60,7 @@ func (m *matcher) peelSoftcap(n *graph.Node, s *draft) (*graph.Value, []*graph.N
 		}
 	}
 	y := took[len(took)-1].Input(0)
-	for p := y.Producer(); p != nil && isFloatCast(p) && len(took) < 4; p = y.Producer() {
+	for p := y.Producer(); p != nil && p.IsFloatCast() && len(took) < 4; p = y.Producer() {
 		if r := m.onlyUse(y); r != nil {
 			return nil, nil, r
 		}

@@ -33,8 +33,3 @@ func (m *matcher) checkSoftmaxAxis(sm *graph.Node) *Reject {
 	}
 	return nil
 }
-
-// isFloatCast reports whether n is a Cast to a float type.
-func isFloatCast(n *graph.Node) bool {
-	return n != nil && n.Is("Cast") && graph.DType(n.AttrInt("to", 0)).IsFloat()
-}
