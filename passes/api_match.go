@@ -3,6 +3,7 @@ package passes
 import (
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/passes/match"
+	"github.com/attnopt/attnopt/passes/match/masks"
 )
 
 // What the rule set finds (passes/match), under the names cmd/, report/
@@ -13,23 +14,23 @@ type (
 	Result     = match.Result
 	Reject     = match.Reject
 	Code       = match.Code
-	MaskKind   = match.MaskKind
-	MaskTerm   = match.MaskTerm
-	MaskForm   = match.MaskForm
+	MaskKind   = masks.Kind
+	MaskTerm   = masks.Term
+	MaskForm   = masks.Form
 	QScale     = match.QScale
 	RepeatedKV = match.RepeatedKV
 	ScaleForm  = match.ScaleForm
-	Fills      = match.Fills
-	Rows       = match.Rows
-	EmptyRows  = match.EmptyRows
+	Fills      = masks.Fills
+	Rows       = masks.Rows
+	EmptyRows  = masks.EmptyRows
 	NestedOp   = match.NestedOp
 	FusedDesc  = match.FusedDesc
 )
 
 const (
-	MaskNone     = match.MaskNone
-	MaskBool     = match.MaskBool
-	MaskAdditive = match.MaskAdditive
+	MaskNone     = masks.None
+	MaskBool     = masks.Bool
+	MaskAdditive = masks.Additive
 
 	ScaleOnScores = match.ScaleOnScores
 	ScaleOnQ      = match.ScaleOnQ
@@ -38,9 +39,9 @@ const (
 	ScaleDefault  = match.ScaleDefault
 	ScalePerHead  = match.ScalePerHead
 
-	EmptyZero        = match.EmptyZero
-	EmptyLiteral     = match.EmptyLiteral
-	EmptyLiteralZero = match.EmptyLiteralZero
+	EmptyZero        = masks.EmptyZero
+	EmptyLiteral     = masks.EmptyLiteral
+	EmptyLiteralZero = masks.EmptyLiteralZero
 )
 
 // FindSites matches every Softmax and fused attention op of g.

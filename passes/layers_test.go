@@ -16,11 +16,13 @@ var floors = map[string]int{
 	"passes/emit":          0,
 	"passes/cleanup":       0,
 	"passes/match/posmask": 0,
-	"passes/match":         1,
-	"passes/plan":          2,
-	"passes/canonical":     3,
-	"passes/lower":         4,
-	"passes":               5,
+	"passes/match/masks":   0,
+	"passes/match/resolve": 1,
+	"passes/match":         2,
+	"passes/plan":          3,
+	"passes/canonical":     4,
+	"passes/lower":         5,
+	"passes":               6,
 }
 
 const module = "github.com/attnopt/attnopt/"

@@ -26,7 +26,7 @@ type Options struct {
 	VerifyEach bool // run the graph verifier after every pass
 	Approx     ApproxOptions
 	// ZeroEmptyRows is a test hook: rows that see no key give zeros, as
-	// before the canonical op stated the source's fills (passes/match/rows.go),
+	// before the canonical op stated the source's fills (passes/match/resolve/rows.go),
 	// so a test can show validation catches that.
 	ZeroEmptyRows bool
 	// MinScores (bytes; 0 = none) leaves exact sites whose score tensor is

@@ -5,6 +5,7 @@ import (
 	"github.com/attnopt/attnopt/internal/opdef"
 	"github.com/attnopt/attnopt/passes/emit"
 	"github.com/attnopt/attnopt/passes/match"
+	"github.com/attnopt/attnopt/passes/match/masks"
 	"github.com/attnopt/attnopt/passes/plan"
 )
 
@@ -26,7 +27,7 @@ func (b *build) approx(e *emit.Emitter, p *plan.Plan) (*graph.Value, error) {
 	// site does to its scores (scale, softcap) and drop positions, which
 	// pooling changes (a rewrite never plans an approximation of a masked
 	// or causal site, passes/plan/plan.go).
-	pooledOp := Flash(s, match.Rows{})
+	pooledOp := Flash(s, masks.Rows{})
 	pooledOp.Causal, pooledOp.SlidingWindow = false, 0
 	var out *graph.Value
 	switch p.Kind {

@@ -20,7 +20,7 @@
 //	        sees, W > 0),
 //	        empty_rows, mask_fill, causal_fill, fill_once, fill_round (what
 //	        a row that sees no key yields, from the source's fills:
-//	        passes/match/rows.go),
+//	        passes/match/resolve/rows.go),
 //	        zero_rows (int: such rows are zeros by the source's guard),
 //	        site (int: the site id)
 //	output  (B, Hq, Nq, Dv) or (B', Nq, Dv), in Q's type
@@ -43,6 +43,7 @@ import (
 	"github.com/attnopt/attnopt/internal/opdef"
 	"github.com/attnopt/attnopt/passes/emit"
 	"github.com/attnopt/attnopt/passes/match"
+	"github.com/attnopt/attnopt/passes/match/masks"
 	"github.com/attnopt/attnopt/passes/schema"
 )
 
@@ -104,7 +105,7 @@ func Of(n *graph.Node) (*SDPA, error) {
 // Flash is the exact op's attributes for site s with the given rows that
 // see no key: the one place a match's values become the table's, so an
 // attribute the table gains is one line here.
-func Flash(s *match.Match, rows match.Rows) opdef.FlashAttentionAttrs {
+func Flash(s *match.Match, rows masks.Rows) opdef.FlashAttentionAttrs {
 	a := opdef.NewFlashAttentionAttrs()
 	a.Scale, a.Softcap, a.Causal = float32(s.Scale), float32(s.Softcap), s.Causal
 	if s.Causal {
@@ -142,10 +143,10 @@ func EmitWindowed(e *emit.Emitter, site int, q, k, v *graph.Value, a opdef.Windo
 }
 
 // Rows are the op's rows that see no key as the matcher states them
-// (passes/match/rows.go), read back from the table's values.
-func (o *SDPA) Rows() match.Rows {
+// (passes/match/resolve/rows.go), read back from the table's values.
+func (o *SDPA) Rows() masks.Rows {
 	a := o.Attrs
-	r := match.Rows{Empty: match.EmptyRows(a.EmptyRows), MaskFill: float64(a.MaskFill), CausalFill: float64(a.CausalFill),
+	r := masks.Rows{Empty: masks.EmptyRows(a.EmptyRows), MaskFill: float64(a.MaskFill), CausalFill: float64(a.CausalFill),
 		Once: a.FillOnce, Round: a.FillRound, Guarded: o.Guarded}
 	if f := float64(a.MaskFloor); !math.IsInf(f, -1) && f < 0 {
 		r.MaskFloor = f

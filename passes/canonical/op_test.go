@@ -10,6 +10,7 @@ import (
 	"github.com/attnopt/attnopt/internal/testgraph"
 	"github.com/attnopt/attnopt/passes/emit"
 	"github.com/attnopt/attnopt/passes/match"
+	"github.com/attnopt/attnopt/passes/match/masks"
 )
 
 // TestOpRoundTrip: what stage 1 writes (Flash, EmitSDPA, EmitWindowed) is
@@ -24,17 +25,17 @@ func TestOpRoundTrip(t *testing.T) {
 		softcap float64
 		causal  bool
 		window  int64
-		rows    match.Rows
+		rows    masks.Rows
 		want    []string // attribute names on the node, in order
 	}{
-		{"plain", 0.125, 0, false, 0, match.Rows{}, []string{"scale", "causal", "site"}},
-		{"causal window softcap", 0.5, 30, true, 4, match.Rows{}, []string{"scale", "causal", "sliding_window", "softcap", "site"}},
-		{"window without causal is dropped", 0.5, 0, false, 4, match.Rows{}, []string{"scale", "causal", "site"}},
-		{"guarded", 1, 0, false, 0, match.Rows{Guarded: true}, []string{"scale", "causal", "zero_rows", "site"}},
-		{"literal -inf fills", 1, 0, true, 0, match.Rows{Empty: match.EmptyLiteral, MaskFill: inf, CausalFill: inf},
+		{"plain", 0.125, 0, false, 0, masks.Rows{}, []string{"scale", "causal", "site"}},
+		{"causal window softcap", 0.5, 30, true, 4, masks.Rows{}, []string{"scale", "causal", "sliding_window", "softcap", "site"}},
+		{"window without causal is dropped", 0.5, 0, false, 4, masks.Rows{}, []string{"scale", "causal", "site"}},
+		{"guarded", 1, 0, false, 0, masks.Rows{Guarded: true}, []string{"scale", "causal", "zero_rows", "site"}},
+		{"literal -inf fills", 1, 0, true, 0, masks.Rows{Empty: masks.EmptyLiteral, MaskFill: inf, CausalFill: inf},
 			[]string{"scale", "causal", "empty_rows", "site"}},
 		{"literal finite fills", 1, 0, true, 0,
-			match.Rows{Empty: match.EmptyLiteralZero, MaskFill: -1e4, CausalFill: -65504, Once: true, Round: true, MaskFloor: -5e5, Guarded: true},
+			masks.Rows{Empty: masks.EmptyLiteralZero, MaskFill: -1e4, CausalFill: -65504, Once: true, Round: true, MaskFloor: -5e5, Guarded: true},
 			[]string{"scale", "causal", "empty_rows", "mask_fill", "causal_fill", "fill_once", "fill_round", "mask_floor", "zero_rows", "site"}},
 	}
 	for _, tc := range cases {
@@ -59,7 +60,7 @@ func TestOpRoundTrip(t *testing.T) {
 			}
 			want := tc.rows
 			if !want.Literal() {
-				want = match.Rows{MaskFill: inf, CausalFill: inf, Guarded: want.Guarded}
+				want = masks.Rows{MaskFill: inf, CausalFill: inf, Guarded: want.Guarded}
 			}
 			if got := o.Rows(); got != want {
 				t.Errorf("rows %+v, want %+v", got, want)

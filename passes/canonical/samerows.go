@@ -4,6 +4,7 @@ import (
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/passes/emit"
 	"github.com/attnopt/attnopt/passes/match"
+	"github.com/attnopt/attnopt/passes/match/posmask"
 )
 
 // rowOf is v with its axis a (counted from the right) cut to its first
@@ -25,9 +26,9 @@ func rowOf(e *emit.Emitter, v *graph.Value, a int) *graph.Value {
 	p := v.Producer()
 	switch {
 	case p == nil:
-	case p.Is("And") && match.AllTrue(p.Input(0)):
+	case p.Is("And") && posmask.AllTrue(p.Input(0)):
 		return rowOf(e, p.Input(1), a)
-	case p.Is("And") && match.AllTrue(p.Input(1)):
+	case p.Is("And") && posmask.AllTrue(p.Input(1)):
 		return rowOf(e, p.Input(0), a)
 	case match.IsElementwise(p):
 		ins := make([]*graph.Value, len(p.Inputs))

@@ -6,6 +6,7 @@ import (
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/passes/emit"
 	"github.com/attnopt/attnopt/passes/match"
+	"github.com/attnopt/attnopt/passes/match/masks"
 	"github.com/attnopt/attnopt/passes/plan"
 	"github.com/attnopt/attnopt/passes/schema"
 )
@@ -83,7 +84,7 @@ func (b *build) exact(e *emit.Emitter, zeroEmpty bool) (*graph.Value, error) {
 	}
 	rows := s.Rows
 	if zeroEmpty {
-		rows = match.Rows{}
+		rows = masks.Rows{}
 	}
 	out := EmitSDPA(e, s.ID, q, k, v, mask, Flash(s, rows), rows.Guarded)
 	return b.restoreOutput(e, b.fromRank4(e, out, q5)), nil
@@ -292,7 +293,7 @@ func (b *build) restoreOutput(e *emit.Emitter, out *graph.Value) *graph.Value {
 
 // maskInput builds the one mask tensor a fused op reads from the site's mask
 // terms. A single bool term stays bool (the canonical op states the fill it
-// drops keys with as mask_fill, from s.Fills: passes/match/rows.go);
+// drops keys with as mask_fill, from s.Fills: passes/match/resolve/rows.go);
 // otherwise every term becomes additive in dtype dt (a finite fill as
 // itself) and they are summed. No term is expanded over heads, except a
 // term added in a batch view of the scores (Swin's windows, BLOOM's heads),
@@ -302,7 +303,7 @@ func maskInput(e *emit.Emitter, s *match.Match, dt graph.DType) (*graph.Value, e
 	if len(s.Masks) == 0 {
 		return nil, nil
 	}
-	if len(s.Masks) == 1 && s.Masks[0].Kind == match.MaskBool {
+	if len(s.Masks) == 1 && s.Masks[0].Kind == masks.Bool {
 		t := s.Masks[0]
 		v := t.Value
 		if t.SameRows {
@@ -328,7 +329,7 @@ func maskInput(e *emit.Emitter, s *match.Match, dt graph.DType) (*graph.Value, e
 	return sum, nil
 }
 
-func termBias(e *emit.Emitter, s *match.Match, t match.MaskTerm, dt graph.DType) (*graph.Value, error) {
+func termBias(e *emit.Emitter, s *match.Match, t masks.Term, dt graph.DType) (*graph.Value, error) {
 	v := t.Value
 	switch {
 	case t.KeyRow:
@@ -339,13 +340,13 @@ func termBias(e *emit.Emitter, s *match.Match, t match.MaskTerm, dt graph.DType)
 	switch {
 	case t.Fill != nil:
 		v = e.BoolToBias(v, t.Inverted, *t.Fill, dt)
-	case t.Kind == match.MaskBool:
+	case t.Kind == masks.Bool:
 		v = e.BoolToBias(v, t.Inverted, emit.NegInf, dt)
 	case t.Negated:
 		v = e.Op("Neg", "", []*graph.Value{v})
 	}
 	if t.Scale != 0 && t.Scale != 1 {
-		// added before a scale of the scores (match.MaskTerm.Scale)
+		// added before a scale of the scores (masks.Term.Scale)
 		v = e.Op("Mul", "", []*graph.Value{v, e.Scalar(v.Type.DType, t.Scale)})
 	}
 	if v.Type.DType != dt && v.Type.DType != graph.Undefined {
@@ -396,7 +397,7 @@ func lastRow(c *graph.Tensor) (*graph.Tensor, bool) {
 // frame: (1|A, 1|W, …) is tiled over (A, W), then the two axes are merged.
 // Trailing dims the term broadcasts over stay 1; a term without the A axis
 // gets a leading 1, one without A and W broadcasts alike in both frames.
-func unview(e *emit.Emitter, s *match.Match, t match.MaskTerm, v *graph.Value) (*graph.Value, error) {
+func unview(e *emit.Emitter, s *match.Match, t masks.Term, v *graph.Value) (*graph.Value, error) {
 	if t.BatchFold != nil {
 		return unfoldTerm(e, t, v)
 	}
@@ -445,7 +446,7 @@ func unview(e *emit.Emitter, s *match.Match, t match.MaskTerm, v *graph.Value) (
 
 // unfoldTerm splits the batch axis of a term added to bmm scores (1|A·W, …)
 // into the (A, W, …) of the rank-4 site.
-func unfoldTerm(e *emit.Emitter, t match.MaskTerm, v *graph.Value) (*graph.Value, error) {
+func unfoldTerm(e *emit.Emitter, t masks.Term, v *graph.Value) (*graph.Value, error) {
 	sh := t.Value.Type.Shape
 	w, ok := t.BatchFold[1].Value()
 	if len(sh) < 3 {

@@ -6,6 +6,7 @@ import (
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/passes/canonical"
 	"github.com/attnopt/attnopt/passes/match"
+	"github.com/attnopt/attnopt/passes/match/masks"
 )
 
 // CUDAKernel is the attention kernel ONNX Runtime's CUDA execution provider
@@ -74,7 +75,7 @@ func cudaCaseOf(o *canonical.SDPA) CUDACase {
 // CUDACaseOfSite reads a matched site, before any rewrite.
 func CUDACaseOfSite(s *match.Match) CUDACase {
 	return CUDACase{DType: s.DType, Dqk: s.HeadDim, Dv: s.VHeadDim, Nq: s.QLen, Nk: s.KVLen,
-		Masked: s.Mask() != match.MaskNone || s.SlidingWindow > 0, GQA: !s.Heads.Equal(s.KVHeads)}
+		Masked: s.Mask() != masks.None || s.SlidingWindow > 0, GQA: !s.Heads.Equal(s.KVHeads)}
 }
 
 // multipleOf8 is ORT's head-size rule for its fused kernels (flash and

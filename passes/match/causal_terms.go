@@ -2,7 +2,9 @@ package match
 
 import (
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/match/masks"
 	"github.com/attnopt/attnopt/passes/match/posmask"
+	"github.com/attnopt/attnopt/passes/match/resolve"
 )
 
 // maskLeaf is one term of a combined mask: an additive bias, or a bool
@@ -16,31 +18,6 @@ type maskLeaf struct {
 	// it once (match_fills.go).
 	fill  *float64
 	group *graph.Node
-}
-
-// causalTerm is a mask term proved triangular, kept aside until the site's
-// lengths are known; term is what the site keeps when the offset is not the
-// op's alignment.
-type causalTerm struct {
-	t    posmask.Tri
-	v    *graph.Value
-	term MaskTerm
-	// keep: the term carries more than the triangle (a constant bias with
-	// relative-position values where it keeps keys) and stays a mask too.
-	keep bool
-	// band: the term is also the site's band (a constant sliding-window
-	// causal mask): it stays a mask unless the window states it.
-	band bool
-	// rest, when set, is the mask the term leaves beside causal when it
-	// fits (an ALiBi bias's per-key row, alibi.go); term stays otherwise.
-	rest *MaskTerm
-	// ramp: not a causal term but an ALiBi ramp whose per-key form holds
-	// once the site is causal (alibi.go); term is the ramp as the graph has it.
-	ramp *alibiRamp
-	// fill is what the term adds to the keys it drops (nil: −inf); once
-	// says it shares that fill with other mask terms of its group.
-	fill *float64
-	once bool
 }
 
 // biasLeaves splits an additive mask into terms that add up to it: Add of
@@ -60,7 +37,7 @@ func biasLeaves(v *graph.Value, depth int) []maskLeaf {
 		return inGroup(append(biasLeaves(p.Input(0), depth+1), biasLeaves(p.Input(1), depth+1)...), p)
 	case p.Is("Where"):
 		if cond, inv, ok := posmask.BoolMaskOfWhere(p); ok {
-			return withFill(condLeaves(cond, inv, depth+1), finiteFill(whereFill(p)), p)
+			return withFill(condLeaves(cond, inv, depth+1), masks.FiniteFill(whereFill(p)), p)
 		}
 		for i := 1; i <= 2; i++ {
 			if c, ok := p.Input(i).Scalar(); ok && posmask.NegInf(c) {
@@ -68,7 +45,7 @@ func biasLeaves(v *graph.Value, depth int) []maskLeaf {
 					break
 				}
 				// Where(c, x, −inf): keep x where c; Where(c, −inf, x): where not c.
-				conds := withFill(condLeaves(p.Input(0), i == 1, depth+1), finiteFill(c), p)
+				conds := withFill(condLeaves(p.Input(0), i == 1, depth+1), masks.FiniteFill(c), p)
 				return append(nestedFill(biasLeaves(p.Input(3-i), depth+1), p.Input(3-i), c, p), conds...)
 			}
 		}
@@ -97,10 +74,10 @@ func nestedFill(ls []maskLeaf, x *graph.Value, fill float64, group *graph.Node) 
 	inner := x.Producer()
 	for i, l := range ls {
 		switch {
-		case inner != nil && l.group == inner && !l.bias && fillValue(l.fill) == fill:
+		case inner != nil && l.group == inner && !l.bias && masks.FillValue(l.fill) == fill:
 			ls[i].group = group
 		case l.group == nil && l.bias && l.v == x && x.Const != nil:
-			if f, ok := dropValue(x.Const); ok && fillValue(f) == fill {
+			if f, ok := dropValue(x.Const); ok && masks.FillValue(f) == fill {
 				ls[i].group = group
 			}
 		}
@@ -230,7 +207,7 @@ func leafTri(l maskLeaf) (posmask.Tri, bool) {
 // peelCausalLeaves records the leaves of a mask when at least one is
 // causal: those as candidates for `causal`, the rest as ordinary terms
 // built by term. It reports false, recording nothing, otherwise.
-func (m *matcher) peelCausalLeaves(s *draft, leaves []maskLeaf, term func(maskLeaf) MaskTerm) bool {
+func (m *matcher) peelCausalLeaves(s *draft, leaves []maskLeaf, term func(maskLeaf) masks.Term) bool {
 	found := false
 	for _, l := range leaves {
 		_, ok1 := leafTri(l)
@@ -241,6 +218,7 @@ func (m *matcher) peelCausalLeaves(s *draft, leaves []maskLeaf, term func(maskLe
 	if !found {
 		return false
 	}
+	c := &s.causal
 	for i, l := range leaves {
 		if keepsAll(l) {
 			continue
@@ -248,35 +226,35 @@ func (m *matcher) peelCausalLeaves(s *draft, leaves []maskLeaf, term func(maskLe
 		if t, band, ok := posmask.LeafBand(l.v, l.bias, l.inverted); ok {
 			// Causal and the band in one term: causal when it fits, and a
 			// mask until the window states the band too.
-			s.causalTerms = append(s.causalTerms, causalTerm{t: t, v: l.v, term: term(l), fill: leafFill(l), once: sharesFill(leaves, i), band: true})
-			s.band = &causalTerm{t: band, v: l.v, term: term(l), fill: leafFill(l)}
+			c.Terms = append(c.Terms, resolve.Candidate{Tri: t, Value: l.v, Term: term(l), Fill: leafFill(l), Once: sharesFill(leaves, i), Band: true})
+			c.Band = &resolve.Candidate{Tri: band, Value: l.v, Term: term(l), Fill: leafFill(l)}
 			continue
 		}
 		if t, ok := leafTri(l); ok {
-			s.causalTerms = append(s.causalTerms, causalTerm{t: t, v: l.v, term: term(l), fill: leafFill(l), once: sharesFill(leaves, i)})
+			c.Terms = append(c.Terms, resolve.Candidate{Tri: t, Value: l.v, Term: term(l), Fill: leafFill(l), Once: sharesFill(leaves, i)})
 			continue
 		}
 		if t, fill, rest, ok := alibiConst(l); ok && l.bias {
-			s.causalTerms = append(s.causalTerms, causalTerm{t: t, v: l.v, term: term(l), fill: fill, once: sharesFill(leaves, i), rest: &rest})
+			c.Terms = append(c.Terms, resolve.Candidate{Tri: t, Value: l.v, Term: term(l), Fill: fill, Once: sharesFill(leaves, i), Rest: &rest})
 			continue
 		}
 		if t, ok := biasDropTri(l); ok {
 			// The bias keeps its own fill as a mask; the skipped keys add
 			// nothing more.
-			s.causalTerms = append(s.causalTerms, causalTerm{t: t, v: l.v, term: term(l), keep: true})
+			c.Terms = append(c.Terms, resolve.Candidate{Tri: t, Value: l.v, Term: term(l), Keep: true})
 			continue
 		}
 		if r, ok := alibiRampOf(l.v); ok && l.bias {
-			s.causalTerms = append(s.causalTerms, causalTerm{v: l.v, term: term(l), ramp: &r})
+			c.Terms = append(c.Terms, resolve.Candidate{Value: l.v, Term: term(l), Ramp: &r})
 			continue
 		}
 		if r, ok := alibiRowOf(l); ok {
-			s.causalTerms = append(s.causalTerms, causalTerm{v: l.v, term: term(l), ramp: &r})
+			c.Terms = append(c.Terms, resolve.Candidate{Value: l.v, Term: term(l), Ramp: &r})
 			continue
 		}
 		if t, ok := leafPattern(l); ok && t.Neg {
 			// Keys j > i + off: with the causal term, a sliding window.
-			s.band = &causalTerm{t: t, v: l.v, term: term(l), fill: leafFill(l)}
+			c.Band = &resolve.Candidate{Tri: t, Value: l.v, Term: term(l), Fill: leafFill(l)}
 		}
 		m.addMask(s, term(l))
 	}
@@ -298,11 +276,11 @@ func biasDropTri(l maskLeaf) (posmask.Tri, bool) {
 // peelCausalBias handles scores + bias where the bias has a causal term.
 func (m *matcher) peelCausalBias(bias *graph.Value, s *draft) bool {
 	leaves := biasLeaves(bias, 0)
-	return m.peelCausalLeaves(s, leaves, func(l maskLeaf) MaskTerm {
+	return m.peelCausalLeaves(s, leaves, func(l maskLeaf) masks.Term {
 		if l.bias {
-			return MaskTerm{Kind: MaskAdditive, Value: l.v, Form: MaskFormAdd}
+			return masks.Term{Kind: masks.Additive, Value: l.v, Form: masks.FormAdd}
 		}
-		return MaskTerm{Kind: MaskBool, Value: l.v, Inverted: l.inverted, Fill: l.fill, Form: MaskFormAddWhere}
+		return masks.Term{Kind: masks.Bool, Value: l.v, Inverted: l.inverted, Fill: l.fill, Form: masks.FormAddWhere}
 	})
 }
 
@@ -311,93 +289,32 @@ func (m *matcher) peelCausalBias(bias *graph.Value, s *draft) bool {
 // other terms, as in peelWhereMask.
 func (m *matcher) peelCausalCond(cond *graph.Value, inverted bool, fill float64, s *draft) bool {
 	// One fill for every leaf of the condition: a key several drop gets it once.
-	leaves := withFill(condLeaves(cond, inverted, 0), finiteFill(fill), cond.Producer())
-	return m.peelCausalLeaves(s, leaves, func(l maskLeaf) MaskTerm {
-		t := MaskTerm{Kind: MaskBool, Value: l.v, Inverted: l.inverted, Fill: finiteFill(fill), Form: MaskFormWhere}
+	leaves := withFill(condLeaves(cond, inverted, 0), masks.FiniteFill(fill), cond.Producer())
+	return m.peelCausalLeaves(s, leaves, func(l maskLeaf) masks.Term {
+		t := masks.Term{Kind: masks.Bool, Value: l.v, Inverted: l.inverted, Fill: masks.FiniteFill(fill), Form: masks.FormWhere}
 		if !posmask.NegInf(fill) {
-			t.Kind = MaskAdditive
+			t.Kind = masks.Additive
 		}
 		return t
 	})
 }
 
-// resolveCausal turns the causal candidates into the op's `causal` when
-// their pattern covers the whole (Nq, Nk) score plane and its offset is the
-// bottom-right alignment Nk − Nq; any other candidate stays a mask term.
+// resolveCausal settles the causal candidates (passes/match/resolve) and
+// takes what it returns as the site's mask; kept says a candidate stayed a
+// mask term.
 func (m *matcher) resolveCausal(s *draft) (kept bool) {
-	for _, c := range s.causalTerms {
-		if c.ramp != nil {
-			continue
-		}
-		if causalFits(s, c) {
-			if !c.keep {
-				s.addCausalFill(c.fill)
-				s.Fills.Once = s.Fills.Once || c.once
-			}
-			s.Causal = true
-			if s.maskForm == "" {
-				s.maskForm = c.term.Form.causal()
-			}
-			if c.rest != nil {
-				m.addMask(s, viewed(*c.rest, c.term))
-				continue
-			}
-			if !c.keep && !c.band {
-				continue
-			}
-		}
-		m.addMask(s, c.term)
-		kept = true
-	}
-	for _, c := range s.causalTerms {
-		if c.ramp == nil {
-			continue
-		}
-		if c.ramp.holds(s) {
-			m.addMask(s, viewed(c.ramp.term, c.term))
-			continue
-		}
-		m.addMask(s, c.term)
-		kept = true
-	}
-	s.causalTerms = nil
-	// The window drops keys with the causal fill, so a band with another
-	// fill stays a mask.
-	if s.band != nil && s.Causal && onPlane(s, s.band.v, s.band.term.BatchView) && fillValue(s.band.fill) == fillValue(s.Fills.Causal) {
-		// The band keeps j ≥ i + off + 1 and causal j ≤ i + Nk − Nq: each
-		// query sees the w = Nk − Nq − off keys before it (itself included).
-		if lag, ok := posmask.DimMinus(s.KVLen, s.QLen); ok {
-			if w, ok := posmask.DimMinus(lag, s.band.t.Off); ok && w.Static() && w.C > 0 {
-				s.SlidingWindow = w.C
-				dropMask(s, unexpand(s.band.v))
-			}
-		}
-	}
-	s.band = nil
-	return kept
+	r := resolve.Causal(s.resolveSite(), s.causal)
+	s.Masks, s.maskForm, s.Causal, s.SlidingWindow, s.Fills = r.Masks, r.Form, r.Causal, r.SlidingWindow, r.Fills
+	s.biasInputs = append(s.biasInputs, r.Added...)
+	s.causal = resolve.Candidates{}
+	return r.Kept
 }
 
-// viewed gives t the batch view of the term it stands for.
-func viewed(t, of MaskTerm) MaskTerm {
-	t.BatchView, t.BatchFold = of.BatchView, of.BatchFold
-	return t
-}
-
-// onPlane reports whether a mask term spans the (Nq, Nk) score plane; a term
-// added in a batch view of the scores has one axis more than the site.
-func onPlane(s *draft, v *graph.Value, view []graph.Dim) bool {
-	t := v.Type
-	maxRank := s.Rank
-	if view != nil {
-		maxRank++
+// resolveSite is what passes/match/resolve reads of the draft.
+func (s *draft) resolveSite() resolve.Site {
+	return resolve.Site{
+		Rank: s.Rank, QLen: s.QLen, KVLen: s.KVLen, DType: s.DType,
+		Masks: s.Masks, Form: s.maskForm, Causal: s.Causal, SlidingWindow: s.SlidingWindow,
+		Fills: s.Fills, ZeroRowGuard: s.ZeroRowGuard,
 	}
-	if !t.Ranked || len(t.Shape) < 2 || len(t.Shape) > maxRank {
-		return false
-	}
-	r := len(t.Shape)
-	return t.Shape[r-2].Equal(s.QLen) && t.Shape[r-1].Equal(s.KVLen)
-}
-
-func causalFits(s *draft, c causalTerm) bool {
-	return onPlane(s, c.v, c.term.BatchView) && c.t.Off.Add(s.QLen).Equal(s.KVLen)
 }

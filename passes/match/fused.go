@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/match/masks"
 	"github.com/attnopt/attnopt/passes/match/posmask"
 	"github.com/attnopt/attnopt/passes/schema"
 )
@@ -162,11 +163,11 @@ func liftMask(s *draft, m *graph.Value, what string) *Reject {
 	if liftCausal(s, m) {
 		return nil
 	}
-	kind := MaskAdditive
+	kind := masks.Additive
 	if m.Type.DType == graph.Bool {
-		kind = MaskBool
+		kind = masks.Bool
 	}
-	s.Masks, s.maskForm = []MaskTerm{{Kind: kind, Value: m, Form: MaskFormInput}}, MaskFormInput
+	s.Masks, s.maskForm = []masks.Term{{Kind: kind, Value: m, Form: masks.FormInput}}, masks.FormInput
 	return nil
 }
 
@@ -252,7 +253,7 @@ func liftMHA(g *graph.Graph, n *graph.Node) (*draft, *Reject) {
 		if rj := liftMask(s, bias, "attention_bias"); rj != nil {
 			return nil, rj
 		}
-		if s.Mask() != MaskAdditive {
+		if s.Mask() != masks.Additive {
 			return nil, reject(CodeMask, bias, "attention_bias %q is %s, not float", bias.Name, bias.Type.DType)
 		}
 	}

@@ -2,6 +2,7 @@ package match
 
 import (
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/match/masks"
 	"github.com/attnopt/attnopt/passes/schema"
 )
 
@@ -53,7 +54,7 @@ func (s Match) Materialised(o Operands) Match {
 		s.PastK, s.PastV = o.PastK, o.PastV
 	}
 	if o.Keep != nil {
-		s.Masks = append([]MaskTerm(nil), s.Masks...)
+		s.Masks = append([]masks.Term(nil), s.Masks...)
 		last := &s.Masks[len(s.Masks)-1]
 		last.Value, last.Placeholder = o.Keep, false
 	}
@@ -149,7 +150,7 @@ func liftMSAttention(g *graph.Graph, n *graph.Node) (*draft, *Reject) {
 		if rj := liftMask(s, ab, "attention_bias"); rj != nil {
 			return nil, rj
 		}
-		if s.Mask() == MaskBool {
+		if s.Mask() == masks.Bool {
 			return nil, reject(CodeMask, ab, "attention_bias %q is %s, not float", ab.Name, ab.Type.DType)
 		}
 	}
@@ -212,7 +213,7 @@ func liftMaskIndex(s *draft, n *graph.Node, m *graph.Value, opset int64) (*maskI
 		}
 		fill := float64(n.AttrFloat("mask_filter_value", -10000))
 		keep := &graph.Value{Name: n.Label() + "/mask_index_keep", Kind: graph.KindNode, Type: graph.TensorOf(graph.Bool, r.keepShape(sh, s))}
-		t := MaskTerm{Kind: MaskAdditive, Value: keep, Fill: &fill, Form: MaskFormInput, Placeholder: true}
+		t := masks.Term{Kind: masks.Additive, Value: keep, Fill: &fill, Form: masks.FormInput, Placeholder: true}
 		s.Masks = append(s.Masks, t)
 		s.maskForm = s.Masks[0].Form
 		return r, nil

@@ -24,8 +24,8 @@ func (m *matcher) peelHeadView(n *graph.Node, s *draft) (*graph.Value, []*graph.
 	for i := range s.Masks {
 		s.Masks[i].BatchView = view
 	}
-	for i := range s.causalTerms {
-		s.causalTerms[i].term.BatchView = view
+	for i := range s.causal.Terms {
+		s.causal.Terms[i].Term.BatchView = view
 	}
 	s.headView = view
 	return start, chain, nil
@@ -63,10 +63,10 @@ func (m *matcher) liftHeadView(pv *graph.Node, s *draft) *Reject {
 			s.Masks[i].BatchFold = view
 		}
 	}
-	for i, c := range s.causalTerms {
-		s.causalTerms[i].term.BatchView, s.causalTerms[i].term.BatchFold = nil, nil
-		if c.term.BatchView == nil {
-			s.causalTerms[i].term.BatchFold = view
+	for i, c := range s.causal.Terms {
+		s.causal.Terms[i].Term.BatchView, s.causal.Terms[i].Term.BatchFold = nil, nil
+		if c.Term.BatchView == nil {
+			s.causal.Terms[i].Term.BatchFold = view
 		}
 	}
 	s.headView = nil

@@ -33,31 +33,3 @@ func (f ScaleForm) String() string {
 	}
 	return strings.Join(parts, "_and_")
 }
-
-// MaskForm is how a mask term is applied to the scores.
-type MaskForm string
-
-const (
-	MaskFormAdd            MaskForm = "add"              // Add(scores, bias)
-	MaskFormWhere          MaskForm = "where"            // Where(cond, scores, fill)
-	MaskFormAddWhere       MaskForm = "add_where"        // Add(scores, Where(cond, 0, -inf))
-	MaskFormCausalWhere    MaskForm = "causal_where"     // a slice of a lower-triangular buffer, or a causal Where condition
-	MaskFormCausalAdd      MaskForm = "causal_add"       // a causal additive bias (match_causal_terms.go)
-	MaskFormCausalAddWhere MaskForm = "causal_add_where" // a causal condition added as Where(cond, 0, -inf)
-	MaskFormWindowView     MaskForm = "add_window_view"  // added in Swin's (B/w, w, …) view
-	MaskFormInput          MaskForm = "input"            // a lifted op's mask input
-	MaskFormRenorm         MaskForm = "renorm"           // P·mask renormalised after the softmax (jax2onnx, renorm.go)
-	MaskFormSub            MaskForm = "sub"              // Sub(scores, bias), Funnel's s − INF·(1 − m) (mask.go)
-)
-
-// causal is the form of a site whose first term, applied as f, proved
-// causal (match_causal_terms.go).
-func (f MaskForm) causal() MaskForm {
-	switch f {
-	case MaskFormAdd:
-		return MaskFormCausalAdd
-	case MaskFormAddWhere:
-		return MaskFormCausalAddWhere
-	}
-	return MaskFormCausalWhere
-}

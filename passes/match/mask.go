@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/match/masks"
 	"github.com/attnopt/attnopt/passes/match/posmask"
 )
 
@@ -18,59 +19,13 @@ import (
 
 // addMask records one mask term. Several terms (a causal Where and a
 // padding bias, say) are combined by stage 1 into one additive bias.
-func (m *matcher) addMask(s *draft, t MaskTerm) {
+func (m *matcher) addMask(s *draft, t masks.Term) {
 	s.biasInputs = append(s.biasInputs, t.Value)
-	t.Value = unexpand(t.Value)
+	t.Value = posmask.Unexpand(t.Value)
 	s.Masks = append(s.Masks, t)
 	if len(s.Masks) == 1 {
 		s.maskForm = t.Form
 	}
-}
-
-// dropMask removes the term reading v (a band the op's sliding_window
-// states instead).
-func dropMask(s *draft, v *graph.Value) {
-	kept := s.Masks[:0]
-	for _, t := range s.Masks {
-		if t.Value != v {
-			kept = append(kept, t)
-		}
-	}
-	s.Masks = kept
-	if len(kept) > 0 {
-		s.maskForm = kept[0].Form
-	}
-}
-
-// unexpand looks through an Expand whose input broadcasts the same way, so
-// the fused op reads the mask at its own size, and through an And with a
-// constant that is true everywhere (Keras ands its mask with
-// ones_like(scores), which tf2onnx folds into a (B, H, Nq, Nk) constant).
-func unexpand(v *graph.Value) *graph.Value {
-	for i := 0; i < 4; i++ {
-		p := v.Producer()
-		switch {
-		case p != nil && p.Is("Expand") && p.Input(0).Type.Ranked:
-			v = p.Input(0)
-		case p != nil && p.Is("And") && AllTrue(p.Input(0)) && p.Input(1).Type.Ranked:
-			v = p.Input(1)
-		case p != nil && p.Is("And") && AllTrue(p.Input(1)) && p.Input(0).Type.Ranked:
-			v = p.Input(0)
-		default:
-			return v
-		}
-	}
-	return v
-}
-
-// AllTrue says v is a bool constant with no false element: And with it
-// changes nothing but the broadcast shape.
-func AllTrue(v *graph.Value) bool {
-	c := v.Const
-	if c == nil || c.DType != graph.Bool || c.Numel() > posmask.MaxConst {
-		return false
-	}
-	return posmask.ConstValues(c, func(x float64) bool { return x != 0 })
 }
 
 // addTerm is the bias of scores + bias.
@@ -96,7 +51,7 @@ var addForms = []maskForm[addTerm]{
 			return false, nil
 		}
 		s.biasInputs = append(s.biasInputs, t.bias)
-		m.addMask(s, MaskTerm{Kind: MaskBool, Value: cond, Inverted: inv, Fill: finiteFill(whereFill(w)), Form: MaskFormAddWhere})
+		m.addMask(s, masks.Term{Kind: masks.Bool, Value: cond, Inverted: inv, Fill: masks.FiniteFill(whereFill(w)), Form: masks.FormAddWhere})
 		return true, nil
 	}},
 	// diffusers' baddbmm(empty, q, kᵀ, beta=0) adds a zero tensor.
@@ -109,7 +64,7 @@ var addForms = []maskForm[addTerm]{
 		if bias.Type.Ranked && x.Type.Ranked && len(bias.Type.Shape) > len(x.Type.Shape) {
 			return true, reject(CodeMask, bias, "bias %q has rank %d, more than the scores' %d", bias.Name, len(bias.Type.Shape), len(x.Type.Shape))
 		}
-		m.addMask(s, MaskTerm{Kind: MaskAdditive, Value: bias, Form: MaskFormAdd})
+		m.addMask(s, masks.Term{Kind: masks.Additive, Value: bias, Form: masks.FormAdd})
 		return true, nil
 	}},
 }
@@ -134,7 +89,7 @@ func (m *matcher) peelAddMask(n *graph.Node, s *draft) (*graph.Value, *Reject) {
 // peelSubMask handles scores − bias (Funnel: s − INF·(1 − m), INF = 1e6):
 // an additive term the op adds negated. INF·(1 − m) states its fill, −INF
 // where m is 0, which lets the op find the rows it fills entirely
-// (rows.go finiteFloor).
+// (passes/match/resolve/rows.go finiteFloor).
 func (m *matcher) peelSubMask(n *graph.Node, s *draft) (*graph.Value, []*graph.Node, *Reject) {
 	x, bias := n.Input(0), n.Input(1)
 	if scores, b, mul, ok := subBlend(x, bias); ok {
@@ -166,7 +121,7 @@ func (m *matcher) peelSubMask(n *graph.Node, s *draft) (*graph.Value, []*graph.N
 		return nil, nil, reject(CodeMask, bias, "bias %q has rank %d, more than the scores' %d", bias.Name, len(bias.Type.Shape), len(x.Type.Shape))
 	}
 	s.noteFillType(n)
-	m.addMask(s, MaskTerm{Kind: MaskAdditive, Value: bias, Form: MaskFormSub, Negated: true, Floor: -complementScale(bias)})
+	m.addMask(s, masks.Term{Kind: masks.Additive, Value: bias, Form: masks.FormSub, Negated: true, Floor: -complementScale(bias)})
 	return x, nil, nil
 }
 
@@ -258,11 +213,12 @@ var whereForms = []maskForm[whereTerm]{
 			return true, reject(CodeCausal, n, "a second causal mask on the same scores")
 		}
 		// A row that sees no key (with a padding term, or Nq > Nk) still
-		// gives the fill's result: the op records it.
-		s.addCausalFill(finiteFill(t.fill))
+		// gives the fill's result: the op records it (the site has no
+		// other causal term, so nothing adds to it).
+		s.Fills.Causal = masks.FiniteFill(t.fill)
 		s.Causal = true
 		if s.maskForm == "" {
-			s.maskForm = MaskFormCausalWhere
+			s.maskForm = masks.FormCausalWhere
 		}
 		return true, nil
 	}},
@@ -275,7 +231,7 @@ var whereForms = []maskForm[whereTerm]{
 		if !posmask.NegInf(t.fill) {
 			return false, nil
 		}
-		m.addMask(s, MaskTerm{Kind: MaskBool, Value: t.cond, Inverted: t.inverted, Fill: finiteFill(t.fill), Form: MaskFormWhere})
+		m.addMask(s, masks.Term{Kind: masks.Bool, Value: t.cond, Inverted: t.inverted, Fill: masks.FiniteFill(t.fill), Form: masks.FormWhere})
 		return true, nil
 	}},
 	// A fill of −1e4 or less in float32 replaces the scores of the keys it
@@ -289,14 +245,14 @@ var whereForms = []maskForm[whereTerm]{
 			return false, nil
 		}
 		lowest := -math.MaxFloat32
-		m.addMask(s, MaskTerm{Kind: MaskBool, Value: t.cond, Inverted: t.inverted, Fill: &lowest, Form: MaskFormWhere})
+		m.addMask(s, masks.Term{Kind: masks.Bool, Value: t.cond, Inverted: t.inverted, Fill: &lowest, Form: masks.FormWhere})
 		return true, nil
 	}},
 	// A moderate finite fill (above −1e4, or in float16) stays an additive
 	// mask Where(mask, 0, c) built by the rewrite.
 	{take: func(m *matcher, n *graph.Node, t whereTerm, s *draft) (bool, *Reject) {
 		c := t.fill
-		m.addMask(s, MaskTerm{Kind: MaskAdditive, Value: t.cond, Inverted: t.inverted, Fill: &c, Form: MaskFormWhere})
+		m.addMask(s, masks.Term{Kind: masks.Additive, Value: t.cond, Inverted: t.inverted, Fill: &c, Form: masks.FormWhere})
 		return true, nil
 	}},
 }

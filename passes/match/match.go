@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/match/masks"
 )
 
 // Result is what the matcher found in a graph.
@@ -183,7 +184,7 @@ func formSuffix(s *draft, mask string) string {
 	if s.Softcap > 0 {
 		v += fmt.Sprintf("/softcap-%g", s.Softcap)
 	}
-	if s.Mask() != MaskNone {
+	if s.Mask() != masks.None {
 		v += "/mask-" + mask
 	}
 	if s.Causal {

@@ -67,7 +67,7 @@ func (m *matcher) checkQScales(s *draft) *Reject {
 
 // maskCount counts the mask terms peeled so far, causal ones included.
 func maskCount(s *draft) int {
-	n := len(s.Masks) + len(s.causalTerms)
+	n := len(s.Masks) + len(s.causal.Terms)
 	if s.Causal {
 		n++
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/match/masks"
 )
 
 // jax2onnx lowers a masked jax.nn.dot_product_attention (what flax's
@@ -114,7 +115,7 @@ func (m *matcher) peelRenormMask(n *graph.Node, cond *graph.Value, s *draft) *Re
 		return r
 	}
 	for i := before; i < len(s.Masks); i++ {
-		s.Masks[i].Form = MaskFormRenorm
+		s.Masks[i].Form = masks.FormRenorm
 	}
 	if len(s.Masks) > 0 && before == 0 {
 		s.maskForm = s.Masks[0].Form

@@ -2,6 +2,7 @@ package match
 
 import (
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/match/masks"
 	"github.com/attnopt/attnopt/passes/match/posmask"
 )
 
@@ -81,7 +82,7 @@ func (m *matcher) matchScoreChain(v *graph.Value, s *draft) ([]*graph.Node, *Rej
 		if r := capBeforeMask(p, s); r != nil {
 			return nil, r
 		}
-		nm, nc, scale := len(s.Masks), len(s.causalTerms), s.Scale
+		nm, nc, scale := len(s.Masks), len(s.causal.Terms), s.Scale
 		next, inner, r := rule.peel(m, p, s)
 		if r != nil {
 			return nil, r
@@ -113,25 +114,25 @@ func scaleEarlierTerms(s *draft, nm, nc int, c float64, at *graph.Node) *Reject 
 			return r
 		}
 	}
-	for i := nc; i < len(s.causalTerms); i++ {
-		ct := &s.causalTerms[i]
-		if ct.fill != nil && !posmask.NegInf(*ct.fill) || ct.keep || ct.rest != nil || ct.ramp != nil {
+	for i := nc; i < len(s.causal.Terms); i++ {
+		ct := &s.causal.Terms[i]
+		if ct.Fill != nil && !posmask.NegInf(*ct.Fill) || ct.Keep || ct.Rest != nil || ct.Ramp != nil {
 			return reject(CodeMask, at, "a causal mask with a finite fill or a position bias is added before the scores are scaled by %g", c)
 		}
-		if r := scaleTerm(&ct.term, c, at); r != nil {
+		if r := scaleTerm(&ct.Term, c, at); r != nil {
 			return r
 		}
 	}
 	return nil
 }
 
-func scaleTerm(t *MaskTerm, c float64, at *graph.Node) *Reject {
+func scaleTerm(t *masks.Term, c float64, at *graph.Node) *Reject {
 	switch {
-	case t.Kind == MaskBool && (t.Fill == nil || posmask.NegInf(*t.Fill)):
-	case t.Kind == MaskAdditive && t.Fill != nil:
+	case t.Kind == masks.Bool && (t.Fill == nil || posmask.NegInf(*t.Fill)):
+	case t.Kind == masks.Additive && t.Fill != nil:
 		f := *t.Fill * c
 		t.Fill = &f
-	case t.Kind == MaskAdditive && t.Ramp == nil && !t.KeyRow && t.BatchView == nil:
+	case t.Kind == masks.Additive && t.Ramp == nil && !t.KeyRow && t.BatchView == nil:
 		t.Scale = c
 		t.Floor *= c
 	default:
@@ -270,7 +271,7 @@ func (m *matcher) peelWindowMask(p *graph.Node, s *draft) (*graph.Value, []*grap
 		return nil, nil, reject(CodeMask, bias, "node %q adds %q of type %s to the scores", p.Label(), bias.Name, bias.Type.DType)
 	}
 	s.biasInputs = append(s.biasInputs, bias)
-	s.Masks = append(s.Masks, MaskTerm{Kind: MaskAdditive, Value: bias, Form: MaskFormWindowView, BatchView: s.window.dims})
+	s.Masks = append(s.Masks, masks.Term{Kind: masks.Additive, Value: bias, Form: masks.FormWindowView, BatchView: s.window.dims})
 	if len(s.Masks) == 1 {
 		s.maskForm = s.Masks[0].Form
 	}

@@ -2,6 +2,7 @@ package match
 
 import (
 	"github.com/attnopt/attnopt/graph"
+	"github.com/attnopt/attnopt/passes/match/masks"
 )
 
 // fillShapes reads B, H, Nq, Nk, Dqk, Dv and the dtype from the operands and
@@ -75,7 +76,7 @@ func (m *matcher) fillShapes(s *draft) *Reject {
 		if r == 5 && (t.BatchView != nil || t.BatchFold != nil) {
 			return reject(CodeMask, t.Value, "mask %q is added in a view of rank-5 scores", t.Value.Name)
 		}
-		if (t.Kind == MaskBool || t.Fill != nil) && t.Value.Type.DType != graph.Bool {
+		if (t.Kind == masks.Bool || t.Fill != nil) && t.Value.Type.DType != graph.Bool {
 			return reject(CodeMask, t.Value, "mask condition %q is %s, not bool", t.Value.Name, t.Value.Type.DType)
 		}
 	}

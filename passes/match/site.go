@@ -10,15 +10,8 @@ package match
 
 import (
 	"github.com/attnopt/attnopt/graph"
-)
-
-// MaskKind is how a site masks its scores.
-type MaskKind string
-
-const (
-	MaskNone     MaskKind = "none"
-	MaskBool     MaskKind = "bool"     // true = attend
-	MaskAdditive MaskKind = "additive" // added to the scores
+	"github.com/attnopt/attnopt/passes/match/masks"
+	"github.com/attnopt/attnopt/passes/match/resolve"
 )
 
 // Match is one attention site softmax(Q·Kᵀ·scale + mask)·V: the bindings
@@ -64,15 +57,15 @@ type Match struct {
 	// Masks are the mask terms, the one statement of the site's mask; Mask
 	// and MaskValue summarise them. Causal and SlidingWindow are not terms:
 	// the canonical op states them as attributes.
-	Masks  []MaskTerm
+	Masks  []masks.Term
 	Causal bool
 	// SlidingWindow is the number of keys each query sees when a causal site
 	// also has a band mask term (Mistral's sliding window), 0 without one.
 	SlidingWindow int64
 	// Fills are what the source adds to dropped keys, and Rows what a row
-	// that sees no key therefore yields (fills.go, rows.go).
-	Fills Fills
-	Rows  Rows
+	// that sees no key therefore yields (passes/match/masks).
+	Fills masks.Fills
+	Rows  masks.Rows
 	// ZeroRowGuard marks a Where after the softmax that zeroes fully masked
 	// rows; the fused ops do that themselves.
 	ZeroRowGuard bool
@@ -128,14 +121,14 @@ func (p AxisPerms) Any() bool { return p.Q != nil || p.K != nil || p.V != nil ||
 
 // Mask is none, the kind of a single term, or additive when several terms
 // must be combined into one bias.
-func (s *Match) Mask() MaskKind {
+func (s *Match) Mask() masks.Kind {
 	switch len(s.Masks) {
 	case 0:
-		return MaskNone
+		return masks.None
 	case 1:
 		return s.Masks[0].Kind
 	}
-	return MaskAdditive
+	return masks.Additive
 }
 
 // MaskValue is the first term's tensor, nil without a mask.
@@ -163,91 +156,23 @@ type QScale struct {
 	masksAfter int
 }
 
-// MaskTerm is one mask applied to the scores.
-type MaskTerm struct {
-	Kind  MaskKind
-	Value *graph.Value // bool condition or additive tensor, unexpanded
-	// Inverted marks a condition that is true for keys to drop.
-	Inverted bool
-	// Fill is the finite fill of Where(mask, x, fill): an additive term
-	// Where(mask, 0, fill) for Kind additive, the bool mask's drop value for
-	// Kind bool (finfo.min, say); nil is −inf.
-	Fill *float64
-	Form MaskForm
-	// BatchView is set when the term is added in a view of the scores whose
-	// batch axis is split in two: (B/w, w, …) for Swin's shifted-window mask
-	// (5-D), (B, H, …) of bmm scores for BLOOM's (4-D). The term broadcasts
-	// against that view, whose first two dims are given here.
-	BatchView []graph.Dim
-	// BatchFold is set when the term was added to bmm scores (B·H, …) of a
-	// rank-4 site, which reads them as (B, H, …) given here: BLOOM's ALiBi
-	// bias when dynamo multiplies P·V in the view (headview.go).
-	BatchFold []graph.Dim
-	// Placeholder marks a term whose Value stage 1 computes (Packed's
-	// mask_index keep condition).
-	Placeholder bool
-	// KeyRow: the term is Value's last query row, (…, 1, Nk); Value
-	// differs from it by a per-row constant on the keys the causal site
-	// keeps, which the softmax ignores (ALiBi folded with causal, alibi.go).
-	KeyRow bool
-	// Negated: the term is subtracted from the scores (Funnel's
-	// s − INF·(1 − m), mask.go); stage 1 negates it.
-	Negated bool
-	// Scale ≠ 0: the term was added before a scale of the scores (XLNet's
-	// (ac + bd)·c), so the op adds it times Scale (scores.go).
-	Scale float64
-	// Floor < 0: an additive term's known fill, the value (or less) it
-	// gives a key it drops (−INF of Funnel's form); 0: unknown.
-	Floor float64
-	// SameRows: Value is the same in every query row (a padding mask built
-	// as a full plane, keyrow.go); stage 1 builds one row of it.
-	SameRows bool
-	// Ramp, when set, makes the term Value · Ramp (−Value · Ramp with
-	// NegRamp): per-head ALiBi slopes times the key positions, the per-key
-	// form of slopes · (j − i) on a causal site (alibi.go).
-	Ramp    *graph.Value
-	NegRamp bool
-}
-
-// Shape is the shape the term reads as: Value's, with one query row for
-// KeyRow, broadcast with Ramp's.
-func (t MaskTerm) Shape() graph.Type {
-	ty := t.Value.Type
-	if !ty.Ranked {
-		return ty
-	}
-	sh := append(graph.Shape(nil), ty.Shape...)
-	if (t.KeyRow || t.SameRows) && len(sh) >= 2 {
-		sh[len(sh)-2] = graph.D(1)
-	}
-	if t.Ramp != nil {
-		if !t.Ramp.Type.Ranked {
-			return graph.Type{DType: ty.DType}
-		}
-		sh = graph.Broadcast(sh, t.Ramp.Type.Shape)
-	}
-	ty.Shape = sh
-	return ty
-}
-
 // draft is a Match while the rules bind it, with the scratch the rules
 // share; only draft.done hands out the Match.
 type draft struct {
 	Match
-	maskForm    MaskForm       // the form the variant names: the first mask statement's
-	extra       []*graph.Node  // operand-scale nodes peeled off Q or Kᵀ
-	causalTerms []causalTerm   // triangular mask terms, resolved once the lengths are known
-	band        *causalTerm    // a mask term keeping keys above a diagonal
-	biasInputs  []*graph.Value // tensors added to the scores, as the graph has them
-	headView    []graph.Dim    // (B, H) of the view of bmm scores the softmax ran in, until P·V leaves it (headview.go)
-	window      *windowView    // Swin's view of the scores while the score chain walks through it (scores.go)
-	packedKeep  *maskIndexRule // the form of Packed's mask_index
+	maskForm   masks.Form         // the form the variant names: the first mask statement's
+	extra      []*graph.Node      // operand-scale nodes peeled off Q or Kᵀ
+	causal     resolve.Candidates // triangular terms and the band, resolved once the lengths are known (fixups.go)
+	biasInputs []*graph.Value     // tensors added to the scores, as the graph has them
+	headView   []graph.Dim        // (B, H) of the view of bmm scores the softmax ran in, until P·V leaves it (headview.go)
+	window     *windowView        // Swin's view of the scores while the score chain walks through it (scores.go)
+	packedKeep *maskIndexRule     // the form of Packed's mask_index
 }
 
 // done states the rows and hands out the Match; the draft is not used
 // again.
 func (s *draft) done() *Match {
-	s.Rows = rowsOfSite(&s.Match)
+	s.Rows = resolve.Rows(s.resolveSite())
 	m := s.Match
 	return &m
 }

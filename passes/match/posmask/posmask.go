@@ -598,3 +598,34 @@ func BoolMaskOfWhere(w *graph.Node) (cond *graph.Value, inverted, ok bool) {
 	}
 	return nil, false, false
 }
+
+// Unexpand looks through an Expand whose input broadcasts the same way, so
+// the fused op reads the mask at its own size, and through an And with a
+// constant that is true everywhere (Keras ands its mask with
+// ones_like(scores), which tf2onnx folds into a (B, H, Nq, Nk) constant).
+func Unexpand(v *graph.Value) *graph.Value {
+	for i := 0; i < 4; i++ {
+		p := v.Producer()
+		switch {
+		case p != nil && p.Is("Expand") && p.Input(0).Type.Ranked:
+			v = p.Input(0)
+		case p != nil && p.Is("And") && AllTrue(p.Input(0)) && p.Input(1).Type.Ranked:
+			v = p.Input(1)
+		case p != nil && p.Is("And") && AllTrue(p.Input(1)) && p.Input(0).Type.Ranked:
+			v = p.Input(0)
+		default:
+			return v
+		}
+	}
+	return v
+}
+
+// AllTrue says v is a bool constant with no false element: And with it
+// changes nothing but the broadcast shape.
+func AllTrue(v *graph.Value) bool {
+	c := v.Const
+	if c == nil || c.DType != graph.Bool || c.Numel() > MaxConst {
+		return false
+	}
+	return ConstValues(c, func(x float64) bool { return x != 0 })
+}
