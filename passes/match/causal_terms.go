@@ -298,23 +298,3 @@ func (m *matcher) peelCausalCond(cond *graph.Value, inverted bool, fill float64,
 		return t
 	})
 }
-
-// resolveCausal settles the causal candidates (passes/match/resolve) and
-// takes what it returns as the site's mask; kept says a candidate stayed a
-// mask term.
-func (m *matcher) resolveCausal(s *draft) (kept bool) {
-	r := resolve.Causal(s.resolveSite(), s.causal)
-	s.Masks, s.maskForm, s.Causal, s.SlidingWindow, s.Fills = r.Masks, r.Form, r.Causal, r.SlidingWindow, r.Fills
-	s.biasInputs = append(s.biasInputs, r.Added...)
-	s.causal = resolve.Candidates{}
-	return r.Kept
-}
-
-// resolveSite is what passes/match/resolve reads of the draft.
-func (s *draft) resolveSite() resolve.Site {
-	return resolve.Site{
-		Rank: s.Rank, QLen: s.QLen, KVLen: s.KVLen, DType: s.DType,
-		Masks: s.Masks, Form: s.maskForm, Causal: s.Causal, SlidingWindow: s.SlidingWindow,
-		Fills: s.Fills, ZeroRowGuard: s.ZeroRowGuard,
-	}
-}

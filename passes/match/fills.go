@@ -16,13 +16,6 @@ func whereFill(w *graph.Node) float64 {
 	return x
 }
 
-// noteFillType records the type a mask term is added in.
-func (s *draft) noteFillType(n *graph.Node) {
-	if s.Fills.DType == graph.Undefined && n.Output(0) != nil {
-		s.Fills.DType = n.Output(0).Type.DType
-	}
-}
-
 // biasDropFill is the value a triangular additive bias (posmask.BiasTri) holds on
 // the keys it drops: a constant's dropped entries, Where(c, 0, fill),
 // Trilu of a full fill, or m·fill. nil is −inf; ok is false when the value

@@ -102,7 +102,7 @@ func liftONNXAttention(g *graph.Graph, n *graph.Node) (*draft, *Reject) {
 	s.DType = q.Type.DType
 	pk, pv := n.Input(4), n.Input(5)
 	if pk == nil && !s.PackedHeads && !usedOutput(g, n, 1) && !usedOutput(g, n, 2) {
-		liftUnrepeat(g, s)
+		liftUnrepeat(s)
 	}
 	if hq, ok := s.Heads.Value(); ok {
 		if hkv, ok := s.KVHeads.Value(); ok && (hkv == 0 || hq%hkv != 0) {
@@ -186,17 +186,17 @@ func liftCausal(s *draft, mask *graph.Value) bool {
 		found = m.peelCausalBias(mask, s)
 	}
 	if found {
-		m.resolveCausal(s)
+		takeCausal(s)
 	}
 	return found
 }
 
 // liftUnrepeat reads K and V at their Hkv heads when the graph repeats them
 // to every query head before the op (dynamo's repeat_kv ahead of ONNX
-// Attention), as matched sites do (match_gqa.go). Only without a cache or
+// Attention), as matched sites do (gqa.go). Only without a cache or
 // present outputs: those are the repeated tensors.
-func liftUnrepeat(g *graph.Graph, s *draft) {
-	(&matcher{g: g}).unrepeatKV(s)
+func liftUnrepeat(s *draft) {
+	takeUnrepeated(s, unrepeatedKV(s))
 	if s.Repeated == nil {
 		return
 	}

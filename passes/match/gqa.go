@@ -185,31 +185,36 @@ func gatherRepeat(p *graph.Node) (*graph.Value, int64, bool) {
 	return base, rep, true
 }
 
-// unrepeatKV replaces the site's K and V by the sources of their head
-// repeat when both repeat the same way; K ends in its natural layout.
-func (m *matcher) unrepeatKV(s *draft) {
+// unrepeatedKV is the sources of K's and V's head repeat when both repeat
+// the same way (K then reads in its natural layout); nil otherwise. The
+// "unrepeat-kv" fix-up takes them (fixups.go).
+func unrepeatedKV(s *draft) *kvSources {
 	if s.VChannelsFirst || s.Perm.Any() || s.Q.Type.Rank() != 4 {
-		return
+		return nil
 	}
 	k, okK := unrepeat(s.K)
 	v, okV := unrepeat(s.V)
 	// K must end as the site reads it: swapped for Kᵀ, natural otherwise.
 	if !okK || !okV || k.rep != v.rep || k.rep < 2 || v.swap || k.swap != s.KTransposed {
-		return
+		return nil
 	}
-	s.Repeated = &RepeatedKV{K: s.K, KTransposed: s.KTransposed, V: s.V}
-	s.K, s.KTransposed, s.V = k.base, false, v.base
+	return &kvSources{k: k.base, v: v.base}
 }
 
-// unviewK looks through the views dynamo writes around Kᵀ
+// kvSources are K (natural) and V before the graph repeats them to every
+// query head.
+type kvSources struct{ k, v *graph.Value }
+
+// unviewedK looks through the views dynamo writes around Kᵀ
 // (Reshape(Transpose(Reshape(K, (B·H, N, D)), (0, 2, 1)), (B, H, D, N))): the
 // farthest rank-4 tensor with K's batch and head dims that only
 // leading-dim Reshapes and last-two-axis Transposes separate from it, when
 // it is K in its natural layout. The op then reads K itself and the views
-// die, instead of being undone by more layout ops.
-func (m *matcher) unviewK(s *draft) {
+// die, instead of being undone by more layout ops. nil when there is none;
+// the "unview-k" fix-up takes it (fixups.go).
+func unviewedK(s *draft) *graph.Value {
 	if s.Repeated != nil || s.Perm.Any() || s.Q.Type.Rank() != 4 || !s.KTransposed || s.K.Type.Rank() != 4 {
-		return
+		return nil
 	}
 	var best *graph.Value
 	swap, reshaped := false, false
@@ -225,7 +230,5 @@ func (m *matcher) unviewK(s *draft) {
 			best = x
 		}
 	}
-	if best != nil {
-		s.K, s.KTransposed = best, false
-	}
+	return best
 }

@@ -8,13 +8,15 @@ import (
 // A padding mask is often built as a full (…, Nq, Nk) plane that is the same
 // in every query row: jax2onnx's make_attention_mask is And(ones (B, Nq, 1),
 // pad (B, 1, Nk)), dynamo expands HF's key mask before combining it. The
-// fused op needs only one row of it; narrowKeyRows marks such terms SameRows
-// and stage 1 builds that row alone (passes/canonical/samerows.go rowOf), so no
-// N×N mask is built for, or read by, the fused op.
+// fused op needs only one row of it: sameRowTerms finds such terms, the
+// "same-rows" fix-up marks them SameRows, and stage 1 builds that row alone
+// (passes/canonical/samerows.go rowOf), so no N×N mask is built for, or
+// read by, the fused op.
 
-// narrowKeyRows marks the mask terms whose value provably does not vary
-// along the query axis.
-func narrowKeyRows(s *draft) {
+// sameRowTerms are the indexes of the mask terms whose value provably does
+// not vary along the query axis.
+func sameRowTerms(s *draft) []int {
+	var same []int
 	for i, t := range s.Masks {
 		if t.KeyRow || t.SameRows || t.Ramp != nil || t.BatchView != nil || t.BatchFold != nil || t.Placeholder || !t.Value.Type.Ranked {
 			continue
@@ -24,9 +26,10 @@ func narrowKeyRows(s *draft) {
 			continue
 		}
 		if invariantAlong(t.Value, 1, 0) {
-			s.Masks[i].SameRows = true
+			same = append(same, i)
 		}
 	}
+	return same
 }
 
 // elementwise ops whose output at an index depends only on their inputs at

@@ -17,6 +17,13 @@ import (
 // Inverted conditions (Where(m, -inf, scores), masked_fill style) record the
 // mask as inverted; the rewrite negates it.
 
+// noteFillType records the type a mask term is added in.
+func (s *draft) noteFillType(n *graph.Node) {
+	if s.Fills.DType == graph.Undefined && n.Output(0) != nil {
+		s.Fills.DType = n.Output(0).Type.DType
+	}
+}
+
 // addMask records one mask term. Several terms (a causal Where and a
 // padding bias, say) are combined by stage 1 into one additive bias.
 func (m *matcher) addMask(s *draft, t masks.Term) {

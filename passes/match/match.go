@@ -120,7 +120,7 @@ func (m *matcher) matchSoftmax(sm *graph.Node) (*Match, *Reject) {
 	}
 	nodes = append(nodes, post...)
 	nodes = append(nodes, s.extra...)
-	if r := m.runFixups(s); r != nil {
+	if r := runFixups(s); r != nil {
 		return nil, r
 	}
 	pos := map[*graph.Node]int{}

@@ -43,7 +43,7 @@ func rowConstant(c, x *graph.Value) bool {
 
 // checkQScales makes sure each scale broadcasts into Q without growing it:
 // every leading axis is 1 or Q's own size.
-func (m *matcher) checkQScales(s *draft) *Reject {
+func checkQScales(s *draft) *Reject {
 	qs := s.Q.Type.Shape
 	for _, t := range s.QScales {
 		if maskCount(s) > t.masksAfter {

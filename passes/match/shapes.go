@@ -5,82 +5,98 @@ import (
 	"github.com/attnopt/attnopt/passes/match/masks"
 )
 
-// fillShapes reads B, H, Nq, Nk, Dqk, Dv and the dtype from the operands and
-// checks that they describe one attention.
-func (m *matcher) fillShapes(s *draft) *Reject {
+// siteShapes is what a site's operands say of its dims: B, H, Hkv, Nq, Nk,
+// Dqk, Dv, the dtype, and V as the op reads it.
+type siteShapes struct {
+	rank                                                  int
+	batch, heads, kvHeads, qLen, kvLen, headDim, vHeadDim graph.Dim
+	dtype                                                 graph.DType
+	// kvBroadcast: K or V has fewer axes than Q (Match.KVBroadcast).
+	kvBroadcast bool
+	// v is V before an fp16 → f32 cast the export put before P·V
+	// (matchVType).
+	v *graph.Value
+}
+
+// readShapes reads B, H, Nq, Nk, Dqk, Dv and the dtype from the operands and
+// checks that they, and the mask terms, describe one attention. The
+// "shapes" fix-up takes the result (fixups.go).
+func readShapes(s *draft) (siteShapes, *Reject) {
+	var z siteShapes
 	qt, kt, vt := s.Q.Type, s.K.Type, s.V.Type
 	if !qt.Ranked || !kt.Ranked || !vt.Ranked {
 		for _, v := range []*graph.Value{s.Q, s.K, s.V} {
 			if !v.Type.Ranked {
-				return reject(CodeShape, v, "rank of %q is unknown", v.Name)
+				return z, reject(CodeShape, v, "rank of %q is unknown", v.Name)
 			}
 		}
 	}
 	r := len(qt.Shape)
 	if r < 2 || r > 5 || len(kt.Shape) < 2 || len(kt.Shape) > r || len(vt.Shape) < 2 || len(vt.Shape) > r {
-		return reject(CodeShape, s.Q, "Q, K, V have ranks %d, %d, %d; sites are rank 2 to 5, K and V of Q's rank or fewer axes", r, len(kt.Shape), len(vt.Shape))
+		return z, reject(CodeShape, s.Q, "Q, K, V have ranks %d, %d, %d; sites are rank 2 to 5, K and V of Q's rank or fewer axes", r, len(kt.Shape), len(vt.Shape))
 	}
-	s.Rank = r
+	sh := siteShapes{rank: r}
 	q, k, v := permuted(qt.Shape, s.Perm.Q), padLeading(permuted(kt.Shape, s.Perm.K), r), padLeading(permuted(vt.Shape, s.Perm.V), r)
 	if len(kt.Shape) < r || len(vt.Shape) < r || (r == 5 && !sameLead(q, k, v)) {
 		if rj := broadcastsOverQ(s, k, v); rj != nil {
-			return rj
+			return z, rj
 		}
-		s.KVBroadcast = true
+		sh.kvBroadcast = true
 	}
-	s.QLen, s.HeadDim = q[r-2], q[r-1]
+	sh.qLen, sh.headDim = q[r-2], q[r-1]
 	if s.KTransposed {
-		s.KVLen = k[r-1]
-		if !k[r-2].Unknown && !s.HeadDim.Unknown && !k[r-2].Equal(s.HeadDim) {
-			return reject(CodeShape, s.K, "Kᵀ %q has %s rows, Q's head dim is %s", s.K.Name, k[r-2], s.HeadDim)
+		sh.kvLen = k[r-1]
+		if !k[r-2].Unknown && !sh.headDim.Unknown && !k[r-2].Equal(sh.headDim) {
+			return z, reject(CodeShape, s.K, "Kᵀ %q has %s rows, Q's head dim is %s", s.K.Name, k[r-2], sh.headDim)
 		}
 	} else {
-		s.KVLen = k[r-2]
+		sh.kvLen = k[r-2]
 	}
 	if s.VChannelsFirst {
-		s.VHeadDim = v[r-2]
+		sh.vHeadDim = v[r-2]
 	} else {
-		s.VHeadDim = v[r-1]
+		sh.vHeadDim = v[r-1]
 	}
-	s.Batch, s.Heads, s.KVHeads = graph.D(1), graph.D(1), graph.D(1)
+	sh.batch, sh.heads, sh.kvHeads = graph.D(1), graph.D(1), graph.D(1)
 	switch r {
 	case 5:
 		// (B, H, W, N, D), Hiera's windows: the two leading axes fold into
 		// the fused op's batch (stage 1's foldLead), the third is its heads.
-		s.Batch, s.Heads, s.KVHeads = q[0].Mul(q[1]), q[2], k[2]
+		sh.batch, sh.heads, sh.kvHeads = q[0].Mul(q[1]), q[2], k[2]
 	case 4:
-		s.Batch, s.Heads, s.KVHeads = q[0], q[1], k[1]
+		sh.batch, sh.heads, sh.kvHeads = q[0], q[1], k[1]
 	case 3:
-		s.Batch = q[0]
+		sh.batch = q[0]
 		if b, h, ok := unfoldHeads(s.Q); ok && s.Perm.Q == nil {
-			s.Batch, s.Heads, s.KVHeads = b, h, h
+			sh.batch, sh.heads, sh.kvHeads = b, h, h
 		}
 	}
-	if r >= 4 && s.KVBroadcast {
-		s.KVHeads = s.Heads
+	if r >= 4 && sh.kvBroadcast {
+		sh.kvHeads = sh.heads
 	}
-	s.DType = qt.DType
-	if s.DType == graph.Undefined {
-		s.DType = graph.Float32
+	sh.dtype = qt.DType
+	if sh.dtype == graph.Undefined {
+		sh.dtype = graph.Float32
 	}
-	if r := m.matchVType(s); r != nil {
-		return r
+	var rj *Reject
+	if sh.v, rj = vOfType(s.V, sh.dtype); rj != nil {
+		return z, rj
 	}
 	for _, t := range s.Masks {
 		if !t.Value.Type.Ranked {
-			return reject(CodeMask, t.Value, "rank of mask %q is unknown", t.Value.Name)
+			return z, reject(CodeMask, t.Value, "rank of mask %q is unknown", t.Value.Name)
 		}
 		if mr := len(t.Value.Type.Shape); mr > max(4, r) && !(t.BatchView != nil && mr == 5) {
-			return reject(CodeMask, t.Value, "mask %q has rank %d (more than the site's %d)", t.Value.Name, mr, max(4, r))
+			return z, reject(CodeMask, t.Value, "mask %q has rank %d (more than the site's %d)", t.Value.Name, mr, max(4, r))
 		}
 		if r == 5 && (t.BatchView != nil || t.BatchFold != nil) {
-			return reject(CodeMask, t.Value, "mask %q is added in a view of rank-5 scores", t.Value.Name)
+			return z, reject(CodeMask, t.Value, "mask %q is added in a view of rank-5 scores", t.Value.Name)
 		}
 		if (t.Kind == masks.Bool || t.Fill != nil) && t.Value.Type.DType != graph.Bool {
-			return reject(CodeMask, t.Value, "mask condition %q is %s, not bool", t.Value.Name, t.Value.Type.DType)
+			return z, reject(CodeMask, t.Value, "mask condition %q is %s, not bool", t.Value.Name, t.Value.Type.DType)
 		}
 	}
-	return nil
+	return sh, nil
 }
 
 // sameLead says K and V have Q's two leading axes, which a rank-5 site
@@ -165,17 +181,17 @@ func unfoldHeads(q *graph.Value) (b, h graph.Dim, ok bool) {
 	return sh[0], sh[1], true
 }
 
-// matchVType reconciles V's type with Q's: exports of fp16 SDPA compute P·V in
-// float32 on Cast(V). The fused op reads the uncast V (no precision is lost:
-// it was fp16 to begin with) and its output is cast to the site's output type.
-func (m *matcher) matchVType(s *draft) *Reject {
-	vt := s.V.Type.DType
-	if vt == s.DType || vt == graph.Undefined {
-		return nil
+// vOfType reconciles V's type with Q's (dt): exports of fp16 SDPA compute
+// P·V in float32 on Cast(V). The fused op reads the uncast V (no precision
+// is lost: it was fp16 to begin with) and its output is cast to the site's
+// output type.
+func vOfType(v *graph.Value, dt graph.DType) (*graph.Value, *Reject) {
+	vt := v.Type.DType
+	if vt == dt || vt == graph.Undefined {
+		return v, nil
 	}
-	if p := s.V.Producer(); p != nil && p.IsFloatCast() && p.Input(0).Type.DType == s.DType {
-		s.V = p.Input(0)
-		return nil
+	if p := v.Producer(); p != nil && p.IsFloatCast() && p.Input(0).Type.DType == dt {
+		return p.Input(0), nil
 	}
-	return reject(CodeShape, s.V, "V %q is %s while Q is %s", s.V.Name, vt, s.DType)
+	return nil, reject(CodeShape, v, "V %q is %s while Q is %s", v.Name, vt, dt)
 }
