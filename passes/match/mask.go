@@ -6,6 +6,7 @@ import (
 	"github.com/attnopt/attnopt/graph"
 	"github.com/attnopt/attnopt/passes/match/masks"
 	"github.com/attnopt/attnopt/passes/match/posmask"
+	"github.com/attnopt/attnopt/passes/match/resolve"
 )
 
 // Mask family. Variants:
@@ -28,11 +29,7 @@ func (s *draft) noteFillType(n *graph.Node) {
 // padding bias, say) are combined by stage 1 into one additive bias.
 func (m *matcher) addMask(s *draft, t masks.Term) {
 	s.biasInputs = append(s.biasInputs, t.Value)
-	t.Value = posmask.Unexpand(t.Value)
-	s.Masks = append(s.Masks, t)
-	if len(s.Masks) == 1 {
-		s.maskForm = t.Form
-	}
+	s.Masks, s.maskForm = resolve.Append(s.Masks, s.maskForm, t)
 }
 
 // addTerm is the bias of scores + bias.

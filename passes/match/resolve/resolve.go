@@ -138,15 +138,22 @@ func Causal(s Site, c Candidates) Resolved {
 	return r
 }
 
-// add appends a term as the site reads it (unexpanded); the first term
-// names the site's form.
+// add appends a term, keeping the value the graph has in Added.
 func (r *Resolved) add(t masks.Term) {
 	r.Added = append(r.Added, t.Value)
+	r.Masks, r.Form = Append(r.Masks, r.Form, t)
+}
+
+// Append adds t to a site's terms as the site reads it (unexpanded); the
+// first term names the site's form. The peels (passes/match/mask.go addMask)
+// and resolution add terms through it alike.
+func Append(terms []masks.Term, form masks.Form, t masks.Term) ([]masks.Term, masks.Form) {
 	t.Value = posmask.Unexpand(t.Value)
-	r.Masks = append(r.Masks, t)
-	if len(r.Masks) == 1 {
-		r.Form = t.Form
+	terms = append(terms, t)
+	if len(terms) == 1 {
+		form = t.Form
 	}
+	return terms, form
 }
 
 // drop removes the term reading v (a band the window states instead).
